@@ -1,0 +1,109 @@
+"""`kebab`: index, search, ask, history, eval and serve from the terminal.
+
+User mistakes (missing root, bad flag, unreadable index, model down) end as one line on stderr
+and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from kebab.errors import KebabError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING,
+                        format="kebab: %(levelname)s %(message)s", stream=sys.stderr)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KebabError as e:
+        print(f"kebab: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("kebab: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    from kebab.cli import commands
+
+    p = argparse.ArgumentParser(prog="kebab", description="Ask your Markdown notes; get answers "
+                                "that cite them.")
+    p.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
+    sub = p.add_subparsers(metavar="COMMAND")
+
+    def common(sp: argparse.ArgumentParser, root_positional: bool = False) -> None:
+        if root_positional:
+            sp.add_argument("root", nargs="?", default=".", help="workspace folder (default: .)")
+        else:
+            sp.add_argument("--root", default=".", help="workspace folder (default: .)")
+        sp.add_argument("--index-dir", help="where the index lives (default: user cache dir)")
+        sp.add_argument("--json", action="store_true", help="print JSON")
+
+    sp = sub.add_parser("index", help="build or update the index of a workspace")
+    common(sp, root_positional=True)
+    sp.set_defaults(func=commands.index)
+
+    sp = sub.add_parser("search", help="search the workspace (brings the index up to date first)")
+    sp.add_argument("query", nargs="?", help="what to look for")
+    common(sp)
+    sp.add_argument("-k", type=int, default=None, help="how many hits (default 10)")
+    sp.add_argument("--mode", choices=["hybrid", "lexical", "vector"])
+    sp.add_argument("--path-glob", help="only notes matching this glob, e.g. 'rust/**'")
+    sp.add_argument("--tag", help="only notes with this tag")
+    sp.add_argument("--queries", help="JSON lines of {id, question}: one JSON line of hits each")
+    sp.set_defaults(func=commands.search)
+
+    sp = sub.add_parser("ask", help="answer a question from the notes, with citations")
+    sp.add_argument("question", nargs="?", help="the question")
+    common(sp)
+    sp.add_argument("-k", type=int, default=None, help="passages to retrieve (default 10)")
+    sp.add_argument("--mode", choices=["hybrid", "lexical", "vector"])
+    sp.add_argument("--backend", choices=["extractive", "openai", "ollama"])
+    sp.add_argument("--model", help="model name for the backend")
+    sp.add_argument("--endpoint", help="base URL of the model server")
+    sp.add_argument("--explain", action="store_true", help="store and print the packed passages")
+    sp.add_argument("--dry-run", action="store_true",
+                    help="print the retrieval and the prompt; call no model")
+    sp.add_argument("--queries", help="JSON lines of {id, question}: one answer.v1 line each")
+    sp.set_defaults(func=commands.ask)
+
+    sp = sub.add_parser("history", help="recent answers")
+    common(sp)
+    sp.add_argument("-n", type=int, default=20, help="how many (default 20)")
+    sp.set_defaults(func=commands.history)
+
+    sp = sub.add_parser("status", help="index state and counts")
+    common(sp)
+    sp.set_defaults(func=commands.status)
+
+    sp = sub.add_parser("eval", help="measure retrieval (and answer) quality on labelled questions")
+    sp.add_argument("questions", nargs="?", help="questions JSONL")
+    common(sp)
+    sp.add_argument("--mode", choices=["hybrid", "lexical", "vector"])
+    sp.add_argument("--all-modes", action="store_true", help="lexical, vector and hybrid")
+    sp.add_argument("--answers", action="store_true", help="also answer and score the answers")
+    sp.add_argument("--corpora", help="folder holding one workspace per question 'corpus' field")
+    sp.add_argument("--out", help="write per-question JSON lines here")
+    sp.add_argument("-k", type=int, default=10)
+    sp.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two run files")
+    sp.set_defaults(func=commands.eval_)
+
+    sp = sub.add_parser("serve", help="run the language server (stdio)")
+    sp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
+    sp.set_defaults(func=commands.serve)
+    return p
+
+
+if __name__ == "__main__":
+    sys.exit(main())

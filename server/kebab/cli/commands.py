@@ -1,0 +1,152 @@
+"""The CLI's commands: parse flags into workspace calls, print text or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kebab.errors import KebabError, WorkspaceError
+from kebab.model import Hit, IndexSummary, to_builtins
+from kebab.workspace import Workspace
+
+
+def open_workspace(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Workspace:
+    root = Path(args.root).expanduser()
+    if not root.exists():
+        raise WorkspaceError(f"no such folder: {root}")
+    merged: dict[str, Any] = dict(overrides or {})
+    if getattr(args, "index_dir", None):
+        merged["index_dir"] = args.index_dir
+    return Workspace(root, overrides=merged)
+
+
+def index(args: argparse.Namespace) -> int:
+    with open_workspace(args) as ws:
+        summary = ws.refresh(_progress_bar() if sys.stderr.isatty() and not args.json else None)
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+    if args.json:
+        _print_json(summary)
+    else:
+        _print_summary(summary)
+    return 0
+
+
+def search(args: argparse.Namespace) -> int:
+    if not args.query and not args.queries:
+        raise KebabError("search needs a QUERY or --queries FILE")
+    with open_workspace(args) as ws:
+        ws.refresh()
+        if args.queries:
+            for qid, question in read_queries(args.queries):
+                hits = ws.search(question, args.k, args.mode, args.path_glob, args.tag)
+                print(json.dumps({"id": qid, "hits": to_builtins(hits)}, ensure_ascii=False))
+            return 0
+        hits = ws.search(args.query, args.k, args.mode, args.path_glob, args.tag)
+    if args.json:
+        _print_json({"hits": hits})
+    else:
+        _print_hits(hits)
+    return 0
+
+
+def ask(args: argparse.Namespace) -> int:
+    from kebab.cli.ask import run
+
+    return run(args)
+
+
+def history(args: argparse.Namespace) -> int:
+    from kebab.cli.ask import show_history
+
+    return show_history(args)
+
+
+def status(args: argparse.Namespace) -> int:
+    with open_workspace(args) as ws:
+        st = ws.status()
+    if args.json:
+        _print_json(st)
+    else:
+        for key in ("root", "index_dir", "files", "chunks", "vectors", "pending_vectors"):
+            print(f"{key:16} {st[key]}")
+        emb = st.get("embedding")
+        if isinstance(emb, dict):
+            print(f"{'embedding':16} {emb['backend']}:{emb['id']} ({emb['dim']}-d)")
+        for s in st.get("skipped", []):  # type: ignore[union-attr]
+            print(f"skipped          {s['path']}: {s['reason']}")
+    return 0
+
+
+def eval_(args: argparse.Namespace) -> int:
+    from kebab.cli.evaluate import run
+
+    return run(args)
+
+
+def serve(args: argparse.Namespace) -> int:
+    from kebab.lsp.server import run
+
+    return run(args.tcp)
+
+
+def read_queries(path: str) -> Iterator[tuple[Any, str]]:
+    """(id, question) pairs from a JSON-lines file; a bad line is a clear error."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise KebabError(f"cannot read {path}: {e.strerror}") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            yield item.get("id", n), str(item["question"])
+        except (ValueError, KeyError, AttributeError):
+            raise KebabError(f"{path}:{n}: expected a JSON object with a 'question'") from None
+
+
+def _print_json(value: object) -> None:
+    sys.stdout.write(msgspec.json.encode(to_builtins(value)).decode() + "\n")
+
+
+def _print_summary(s: IndexSummary) -> None:
+    print(f"{s.files} notes, {s.chunks} chunks in {s.seconds:.2f}s "
+          f"(+{s.added} ~{s.updated} -{s.deleted}, {s.unchanged} unchanged; "
+          f"{s.embedded} embedded, {s.pending_vectors} vectors pending)")
+    for item in s.skipped:
+        print(f"  skipped {item.path}: {item.reason}")
+    for item in s.warnings:
+        print(f"  warning {item.path}: {item.reason}")
+    print(f"index: {s.index_dir}")
+
+
+def _print_hits(hits: list[Hit]) -> None:
+    if not hits:
+        print("no matches")
+    for i, h in enumerate(hits, 1):
+        heading = " › ".join(h.heading_path) or h.title
+        print(f"{i:2}. {h.score:.3f}  {h.path}:{h.start_line}-{h.end_line}  {heading}")
+        snippet = " ".join(h.text.split())[:160]
+        print(f"     {snippet}")
+
+
+def _progress_bar() -> Any:
+    started = time.monotonic()
+
+    def show(phase: str, done: int, total: int) -> None:
+        rate = done / max(time.monotonic() - started, 1e-6)
+        width = 30
+        filled = int(width * done / total) if total else width
+        sys.stderr.write(f"\r\033[K{phase:9} [{'#' * filled}{'.' * (width - filled)}] "
+                         f"{done}/{total} ({rate:.0f}/s)")
+        sys.stderr.flush()
+
+    return show

@@ -1,0 +1,145 @@
+"""One typed Config, validated in one place.
+
+Sources, later ones winning: defaults, the user config dir's `kebab.toml`, the workspace's
+`kebab.toml`, `KEBAB_*` environment variables, then what a front end passes (CLI flags, LSP
+initializationOptions / `workspace/configuration`). No other module reads the environment for
+settings; API keys are read from the environment variable a setting *names*, only when needed.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import platformdirs
+
+from kebab.errors import ConfigError
+
+
+class EmbedConfig(msgspec.Struct, forbid_unknown_fields=True):
+    backend: Literal["use", "openai", "ollama"] = "use"
+    model: str = ""  # empty: the backend's default
+    endpoint: str = ""
+    api_key_env: str = ""  # name of the environment variable holding the key
+    batch_size: int = 64
+    timeout_s: float = 60.0
+
+
+class SearchConfig(msgspec.Struct, forbid_unknown_fields=True):
+    k: int = 10
+    mode: Literal["hybrid", "lexical", "vector"] = "hybrid"
+    rrf_k: int = 60
+    candidates: int = 50  # how deep each retriever looks before fusion
+
+
+class LLMConfig(msgspec.Struct, forbid_unknown_fields=True):
+    backend: Literal["extractive", "openai", "ollama"] = "extractive"
+    model: str = ""
+    endpoint: str = ""
+    api_key_env: str = ""
+    temperature: float = 0.0
+    seed: int = 42
+    context_tokens: int = 8192
+    max_tokens: int = 1024
+    connect_timeout_s: float = 5.0
+    first_token_timeout_s: float = 60.0
+    idle_timeout_s: float = 60.0  # longest silence mid-stream
+    max_seconds: float = 300.0  # a stream that never ends is cut here
+    max_retries: int = 3
+
+
+class RagConfig(msgspec.Struct, forbid_unknown_fields=True):
+    max_context_tokens: int = 8000
+    reserve_tokens: int = 512
+    # Refuse without calling a model when the best vector hit is below this cosine AND no
+    # lexical hit matched a meaningful share of the question's terms. Measured on fixtures.
+    min_cosine: float = 0.20
+    min_lexical_coverage: float = 0.34
+    prompt_template_version: str = "rag-v1"
+
+
+class Config(msgspec.Struct, forbid_unknown_fields=True):
+    index_dir: str = ""  # empty: user cache dir, keyed by the root's path
+    max_file_bytes: int = 4_000_000
+    ignore: list[str] = []
+    chunk_target_tokens: int = 320
+    chunk_max_tokens: int = 640
+    footnote_labels: Literal["kb", "numeric"] = "kb"
+    embed: EmbedConfig = msgspec.field(default_factory=EmbedConfig)
+    search: SearchConfig = msgspec.field(default_factory=SearchConfig)
+    llm: LLMConfig = msgspec.field(default_factory=LLMConfig)
+    rag: RagConfig = msgspec.field(default_factory=RagConfig)
+
+
+_SECTIONS = {"embed", "search", "llm", "rag"}
+
+
+def load(root: Path | None, overrides: Mapping[str, Any] | None = None,
+         env: Mapping[str, str] | None = None) -> Config:
+    """Build the Config for a workspace root from every source, raising ConfigError on bad values."""
+    merged: dict[str, Any] = {}
+    user_file = Path(platformdirs.user_config_dir("kebab")) / "kebab.toml"
+    for path in (user_file, root / "kebab.toml" if root else None):
+        if path is not None and path.is_file():
+            _merge(merged, _read_toml(path))
+    _merge(merged, env_overrides(os.environ if env is None else env))
+    if overrides:
+        _merge(merged, dict(overrides))
+    return from_mapping(merged)
+
+
+def from_mapping(data: Mapping[str, Any]) -> Config:
+    """Validate a nested mapping into a Config; the error names the bad setting."""
+    try:
+        return msgspec.convert(dict(data), Config, strict=False)
+    except msgspec.ValidationError as e:
+        raise ConfigError(f"invalid kebab setting: {e}") from None
+
+
+def env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
+    """`KEBAB_LLM_BACKEND=ollama` → {"llm": {"backend": "ollama"}}; `KEBAB_INDEX_DIR` → top level."""
+    out: dict[str, Any] = {}
+    for name, value in env.items():
+        if not name.startswith("KEBAB_") or not value:
+            continue
+        key = name[len("KEBAB_"):].lower()
+        section, _, rest = key.partition("_")
+        if section in _SECTIONS and rest:
+            out.setdefault(section, {})[rest] = value
+        elif key in Config.__struct_fields__:
+            out[key] = value
+    return out
+
+
+def default_index_dir(root: Path) -> Path:
+    """The user cache dir, one folder per workspace root (named and hashed for humans and safety)."""
+    import hashlib
+
+    digest = hashlib.sha1(str(root.resolve()).encode()).hexdigest()[:12]
+    return Path(platformdirs.user_cache_dir("kebab")) / f"{root.resolve().name}-{digest}"
+
+
+def api_key(env_name: str) -> str | None:
+    """The API key from the environment variable a setting names. Never logged, never returned."""
+    return os.environ.get(env_name) or None if env_name else None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read {path}: {e}") from None
+
+
+def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
+    for key, value in new.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        elif isinstance(value, Mapping):
+            into[key] = dict(value)
+        else:
+            into[key] = value

@@ -1,0 +1,42 @@
+"""Embeddings behind one seam: the `Embedder` protocol, the embedded default and HTTP backends."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from kebab.config import EmbedConfig
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension.
+
+    `id` and `dim` are stored with the index: vectors from different models are never mixed.
+    Implementations are synchronous and run in worker threads, never on the event loop.
+    """
+
+    backend: str
+    id: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+def make_embedder(cfg: EmbedConfig) -> Embedder:
+    """The embedder a config asks for."""
+    if cfg.backend == "use":
+        from kebab.embed.use import UniversalSentenceEncoder
+
+        return UniversalSentenceEncoder()
+    from kebab.embed.http import HttpEmbedder
+
+    return HttpEmbedder(cfg)
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), as float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms

@@ -1,0 +1,39 @@
+"""One exception hierarchy. Every message says what happened and what to do about it."""
+
+from __future__ import annotations
+
+
+class KebabError(Exception):
+    """Base of every error kebab raises on purpose; the message is meant for the user."""
+
+
+class ConfigError(KebabError):
+    """A setting is missing or has the wrong type or value."""
+
+
+class WorkspaceError(KebabError):
+    """The workspace root is missing, unreadable, or a path lies outside it."""
+
+
+class IndexError_(KebabError):
+    """The on-disk index cannot be opened or written."""
+
+
+class EmbeddingMismatch(IndexError_):
+    """The index was built with another embedding model or dimension."""
+
+
+class EmbedderError(KebabError):
+    """An embedding backend failed (down, slow, wrong answer)."""
+
+
+class LLMError(KebabError):
+    """A language-model backend failed; `partial` holds any text that arrived before the fault."""
+
+    def __init__(self, message: str, partial: str = "") -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
+class InvalidParams(KebabError):
+    """A request's parameters are wrong; the message names the parameter."""

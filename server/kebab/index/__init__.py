@@ -1,0 +1,348 @@
+"""The on-disk workspace index: SQLite (truth), Tantivy (BM25) and USearch (vectors).
+
+`Index.sync()` brings documents, chunks and the lexical index up to date (BM25 answers as soon
+as it returns); `Index.embed_pending()` fills vectors afterwards, in batches, and hybrid search
+uses whatever vectors exist so far. Engine types never leave this package.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from kebab import markdown
+from kebab.config import Config
+from kebab.embed import Embedder
+from kebab.errors import EmbedderError, IndexError_
+from kebab.index.files import NoteFile, read_note, scan
+from kebab.index.lexical import Lexical, query_terms
+from kebab.index.store import Store
+from kebab.index.vectors import Vectors
+from kebab.model import (CHUNKER_VERSION, INDEX_VERSION, PARSER_VERSION, Chunk, Document,
+                         IndexSummary, Skipped)
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+_BATCH_FILES = 256
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What the embedding model sees: where the passage sits (title, headings), then its text."""
+    where = " › ".join(dict.fromkeys([chunk.title, *chunk.heading_path]))
+    return f"{where}\n{markdown.plain_text(chunk.text)}"
+
+
+class Index:
+    """One workspace root's index, usable from several threads."""
+
+    def __init__(self, root: Path, index_dir: Path, cfg: Config, embedder: Embedder | None) -> None:
+        self.root = root.resolve()
+        self.dir = index_dir
+        self.cfg = cfg
+        self.embedder = embedder
+        self.vectors: Vectors | None = None
+        self.embed_error: str | None = None
+        self._write_lock = threading.RLock()
+        try:
+            index_dir.mkdir(parents=True, exist_ok=True)
+            os.chmod(index_dir, 0o700)
+            self._lockfile = open(index_dir / "write.lock", "a+")  # noqa: SIM115
+            self.store = Store(index_dir / "kebab.sqlite")
+            os.chmod(index_dir / "kebab.sqlite", 0o600)
+        except OSError as e:
+            raise IndexError_(f"cannot open the index at {index_dir}: {e.strerror or e}; "
+                              "check permissions or set index_dir") from None
+        with self.writing():
+            self._check_versions()
+            self.lexical = self._open_lexical()
+            self._open_vectors()
+
+    # lifecycle -------------------------------------------------------------------------------
+    def close(self) -> None:
+        if self.vectors is not None:
+            try:
+                self.vectors.save()
+            except OSError as e:
+                log.warning("could not save vectors: %s", e)
+        self.store.close()
+        self._lockfile.close()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the index's write lock (one writer per index across processes)."""
+        with self._write_lock:
+            fcntl.flock(self._lockfile, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(self._lockfile, fcntl.LOCK_UN)
+
+    # syncing ---------------------------------------------------------------------------------
+    def sync(self, overrides: dict[str, str] | None = None,
+             progress: Progress | None = None) -> IndexSummary:
+        """Bring chunks and BM25 up to date with the files (and open buffers in `overrides`)."""
+        started = time.perf_counter()
+        overrides = overrides or {}
+        notes, skipped = scan(self.root, self.cfg.ignore, self.cfg.max_file_bytes)
+        known = self.store.documents()
+        on_disk = {n.path for n in notes}
+        counts = {"added": 0, "updated": 0, "unchanged": 0, "deleted": 0}
+        warnings: list[Skipped] = []
+        todo: list[tuple[NoteFile, str]] = []
+        touch: list[NoteFile] = []
+        for i, note in enumerate(notes):
+            doc = known.get(note.path)
+            if note.path not in overrides and doc is not None and doc.size == note.size \
+                    and doc.mtime_ns == note.mtime_ns:
+                counts["unchanged"] += 1
+                warnings += [Skipped(note.path, w) for w in doc.warnings]
+                continue
+            text, problem = (overrides[note.path], None) if note.path in overrides else \
+                read_note(note, self.cfg.max_file_bytes)
+            if text is None:
+                skipped.append(Skipped(note.path, problem or "unreadable"))
+                on_disk.discard(note.path)
+                continue
+            if problem:
+                warnings.append(Skipped(note.path, problem))
+            if doc is not None and doc.content_hash == markdown.content_hash(text):
+                counts["unchanged"] += 1
+                touch.append(note)
+                continue
+            counts["updated" if doc else "added"] += 1
+            todo.append((note, text))
+            if progress and i % 50 == 0:
+                progress("reading", i, len(notes))
+        deleted = [p for p in known if p not in on_disk]
+        counts["deleted"] = len(deleted)
+        with self.writing():
+            if touch:
+                with self.store.transaction() as db:
+                    for note in touch:
+                        self.store.touch_document(db, note.path, note.size, note.mtime_ns)
+            for start in range(0, max(len(todo), 1), _BATCH_FILES):
+                batch = todo[start:start + _BATCH_FILES]
+                last = start + _BATCH_FILES >= len(todo)
+                warnings += self._write_batch(batch, deleted if last else [])
+                if progress:
+                    progress("indexing", min(start + _BATCH_FILES, len(todo)), len(todo))
+            with self.store.transaction() as db:
+                self.store.replace_skipped(db, [(s.path, s.reason) for s in skipped])
+        n_docs, n_chunks = self.store.counts()
+        return IndexSummary(
+            root=str(self.root), index_dir=str(self.dir), files=n_docs, chunks=n_chunks,
+            embedded=0, pending_vectors=self.pending_vectors(), skipped=skipped,
+            warnings=warnings, seconds=round(time.perf_counter() - started, 3), **counts)
+
+    def update_text(self, path: str, text: str) -> bool:
+        """Re-index one note from `text` (an unsaved buffer); True when its chunks changed."""
+        known = self.store.documents().get(path)
+        if known is not None and known.content_hash == markdown.content_hash(text):
+            return False
+        note = NoteFile(path, self.root / path, known.size if known else 0,
+                        known.mtime_ns if known else 0)
+        with self.writing():
+            self._write_batch([(note, text)], [])
+        return True
+
+    def remove_path(self, path: str) -> None:
+        with self.writing():
+            self._write_batch([], [path])
+
+    def _write_batch(self, batch: list[tuple[NoteFile, str]], deleted: list[str]) -> list[Skipped]:
+        warnings: list[Skipped] = []
+        parsed = []
+        for note, text in batch:
+            parsed_note = markdown.parse(note.path, text, self.cfg.chunk_target_tokens,
+                                         self.cfg.chunk_max_tokens)
+            warnings += [Skipped(note.path, w) for w in parsed_note.warnings]
+            parsed.append((note, text, parsed_note))
+        removed: list[int] = []
+        added: list[tuple[int, Chunk]] = []
+        try:
+            with self.store.transaction() as db:
+                for path in deleted:
+                    removed += self.store.delete_document(db, path)
+                for note, text, p in parsed:
+                    removed += self.store.delete_document(db, note.path)
+                    keys = self.store.insert_chunks(db, p.chunks)
+                    added += list(zip(keys, p.chunks, strict=True))
+                    self.store.put_document(db, Document(
+                        note.path, p.title, p.tags, p.aliases, note.size, note.mtime_ns,
+                        markdown.content_hash(text), p.warnings))
+                gen = int(self.store.get_meta("lexical_gen", "0")) + 1
+                self.store.set_meta(db, "lexical_gen", str(gen))
+            self.lexical.write(removed, added)
+            _write_atomic(self.dir / "lexical.gen", str(gen))
+        except OSError as e:
+            raise IndexError_(f"cannot write the index at {self.dir}: {e.strerror or e}; the "
+                              "previous index still serves") from None
+        if self.vectors is not None and self.embedder is not None:
+            self.vectors.remove(removed)
+            keys, vecs = self.store.vectors_for(self.embedder.id, [k for k, _ in added])
+            self.vectors.add(keys, vecs)
+        return warnings
+
+    def embed_pending(self, batch_size: int = 64, progress: Progress | None = None,
+                      should_stop: Callable[[], bool] | None = None) -> int:
+        """Compute missing vectors in batches; returns how many texts were embedded."""
+        if self.embedder is None or self.vectors is None:
+            return 0
+        total = self.store.count_pending(self.embedder.id)
+        done = 0
+        last_save = time.monotonic()
+        while not (should_stop and should_stop()):
+            pending = self.store.pending_embeddings(self.embedder.id, batch_size)
+            if not pending:
+                break
+            try:
+                vecs = self.embedder.embed([embedding_text(c) for _, c in pending])
+            except EmbedderError as e:
+                self.embed_error = str(e)
+                log.warning("embedding stopped: %s", e)
+                break
+            hashes = [h for h, _ in pending]
+            self.store.put_embeddings(self.embedder.id, hashes, vecs)
+            keys, stored = self._vectors_for_hashes(hashes)
+            self.vectors.add(keys, stored)
+            done += len(pending)
+            if progress:
+                progress("embedding", done, total)
+            if time.monotonic() - last_save > 10:
+                self._save_vectors()
+                last_save = time.monotonic()
+        self._save_vectors()
+        return done
+
+    def pending_vectors(self) -> int:
+        if self.embedder is None or self.vectors is None:
+            return 0
+        return self.store.count_pending(self.embedder.id)
+
+    # reading ---------------------------------------------------------------------------------
+    def lexical_search(self, question: str, limit: int) -> list[tuple[int, float]]:
+        latin, cjk = query_terms(question)
+        return self.lexical.search(latin, cjk, limit)
+
+    def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        return self.vectors.search(query, limit) if self.vectors is not None else []
+
+    def embed_query(self, text: str) -> np.ndarray | None:
+        if self.embedder is None or self.vectors is None or len(self.vectors) == 0:
+            return None
+        try:
+            return self.embedder.embed([text])[0]
+        except EmbedderError as e:
+            self.embed_error = str(e)
+            return None
+
+    def status(self) -> dict[str, object]:
+        docs, chunks = self.store.counts()
+        return {
+            "root": str(self.root), "index_dir": str(self.dir), "files": docs, "chunks": chunks,
+            "vectors": len(self.vectors) if self.vectors is not None else 0,
+            "pending_vectors": self.pending_vectors(),
+            "embedding": {"backend": self.embedder.backend, "id": self.embedder.id,
+                          "dim": self.embedder.dim} if self.embedder else None,
+            "embedding_error": self.embed_error,
+            "skipped": [{"path": p, "reason": r} for p, r in self.store.skipped()],
+            "versions": versions(self.embedder),
+        }
+
+    # opening ---------------------------------------------------------------------------------
+    def _check_versions(self) -> None:
+        stored = self.store.get_meta("versions")
+        current = f"{PARSER_VERSION}/{CHUNKER_VERSION}/{INDEX_VERSION}"
+        if stored and stored != current:
+            log.warning("index format changed (%s → %s): rebuilding", stored, current)
+            with self.store.transaction() as db:
+                db.execute("DELETE FROM chunks")
+                db.execute("DELETE FROM documents")
+                self.store.set_meta(db, "lexical_gen", "0")
+            (self.dir / "lexical.gen").unlink(missing_ok=True)
+        with self.store.transaction() as db:
+            self.store.set_meta(db, "versions", current)
+
+    def _open_lexical(self) -> Lexical:
+        folder = self.dir / "lexical"
+        gen_file = self.dir / "lexical.gen"
+        want = self.store.get_meta("lexical_gen", "0")
+        have = gen_file.read_text().strip() if gen_file.is_file() else "0"
+        try:
+            lexical = Lexical(folder) if have == want else None
+        except (OSError, ValueError) as e:
+            log.warning("lexical index unreadable (%s): rebuilding from SQLite", e)
+            lexical = None
+        if lexical is None or (want != "0" and lexical.count() == 0 and self.store.counts()[1]):
+            log.info("lexical index behind SQLite (gen %s, want %s): rebuilding", have, want)
+            lexical = Lexical.recreate(folder)
+            for rows in self.store.iter_chunks():
+                lexical.write([], rows)
+            _write_atomic(gen_file, want)
+        return lexical
+
+    def _open_vectors(self) -> None:
+        if self.embedder is None:
+            return
+        if not self.embedder.dim:
+            try:
+                self.embedder.embed(["kebab"])  # learns the dimension of a server's model
+            except EmbedderError as e:
+                self.embed_error = str(e)
+                log.warning("vector search off: %s", e)
+                return
+        model = f"{self.embedder.backend}:{self.embedder.id}:{self.embedder.dim}"
+        path = self.dir / "vectors.usearch"
+        if self.store.get_meta("embedding", model) != model:
+            log.warning("embedding model changed to %s: vectors will be rebuilt", model)
+            path.unlink(missing_ok=True)
+            with self.store.transaction() as db:
+                db.execute("DELETE FROM embeddings WHERE model != ?", (self.embedder.id,))
+        with self.store.transaction() as db:
+            self.store.set_meta(db, "embedding", model)
+        self.vectors = Vectors(path, self.embedder.dim)
+        keys, vecs = self.store.vectors_for(self.embedder.id)
+        have = self.vectors.keys()
+        want = set(keys)
+        if have != want:  # a crash lost a save, or chunks changed since: repair from SQLite
+            self.vectors.remove(sorted(have - want))
+            missing = [i for i, k in enumerate(keys) if k not in have]
+            self.vectors.add([keys[i] for i in missing], vecs[missing] if missing else vecs[:0])
+            self._save_vectors()
+
+    def _vectors_for_hashes(self, hashes: list[str]) -> tuple[list[int], np.ndarray]:
+        assert self.embedder is not None
+        with self.store.lock:
+            marks = ",".join("?" * len(hashes))
+            keys = [r[0] for r in self.store.db.execute(
+                f"SELECT key FROM chunks WHERE content_hash IN ({marks})", hashes)]
+        return self.store.vectors_for(self.embedder.id, keys)
+
+    def _save_vectors(self) -> None:
+        if self.vectors is None:
+            return
+        try:
+            self.vectors.save()
+        except OSError as e:
+            log.warning("could not save vectors (kept in SQLite, rebuilt on open): %s", e)
+
+
+def versions(embedder: Embedder | None) -> dict[str, str]:
+    return {"parser": PARSER_VERSION, "chunker": CHUNKER_VERSION, "index": INDEX_VERSION,
+            "embedding": f"{embedder.backend}:{embedder.id}" if embedder else "none"}
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)

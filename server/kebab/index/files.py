@@ -1,0 +1,134 @@
+"""Which files of a workspace are notes, and reading them safely.
+
+Skips `.git`, `.obsidian`, `node_modules`, hidden folders, `.gitignore`d and `.kebabignore`d paths.
+Symlinks are followed only while they stay inside the root, and each real folder is walked once,
+so symlink loops cannot hang the walk.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from kebab.model import Skipped
+
+_ALWAYS_SKIPPED = {".git", ".obsidian", "node_modules", ".venv", "__pycache__", ".kebab"}
+_IGNORE_FILES = (".gitignore", ".kebabignore")
+NOTE_SUFFIXES = (".md", ".markdown")
+
+
+@dataclass(frozen=True)
+class NoteFile:
+    path: str  # workspace-relative, forward slashes
+    abspath: Path
+    size: int
+    mtime_ns: int
+
+
+def scan(root: Path, extra_ignores: list[str], max_bytes: int) -> tuple[list[NoteFile], list[Skipped]]:
+    """Every note under `root`, sorted by path, and what was passed over with the reason why."""
+    root = root.resolve()
+    notes: list[NoteFile] = []
+    skipped: list[Skipped] = []
+    visited: set[str] = set()
+    base_spec = pathspec.PathSpec.from_lines("gitwildmatch", extra_ignores)
+    _walk(root, root, "", [(root, base_spec)], visited, notes, skipped, max_bytes)
+    notes.sort(key=lambda n: n.path)
+    return notes, skipped
+
+
+def _walk(root: Path, folder: Path, rel: str, specs: list[tuple[Path, pathspec.PathSpec]],
+          visited: set[str], notes: list[NoteFile], skipped: list[Skipped], max_bytes: int) -> None:
+    real = os.path.realpath(folder)
+    if real in visited:
+        return
+    visited.add(real)
+    specs = specs + [(folder, s) for s in _ignore_specs(folder)]
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as e:
+        skipped.append(Skipped(rel or ".", f"cannot list folder: {e.strerror}"))
+        return
+    for entry in entries:
+        child_rel = f"{rel}/{entry.name}" if rel else entry.name
+        if entry.name in _ALWAYS_SKIPPED or entry.name.startswith("."):
+            continue
+        try:
+            is_link = entry.is_symlink()
+            st = entry.stat(follow_symlinks=True)
+        except OSError:
+            skipped.append(Skipped(child_rel, "broken symlink or unreadable entry"))
+            continue
+        is_dir = stat.S_ISDIR(st.st_mode)
+        if _ignored(specs, folder, entry.name, is_dir):
+            continue
+        if is_link and not _inside(root, Path(os.path.realpath(entry.path))):
+            skipped.append(Skipped(child_rel, "symlink points outside the workspace"))
+            continue
+        if is_dir:
+            _walk(root, Path(entry.path), child_rel, specs, visited, notes, skipped, max_bytes)
+        elif stat.S_ISREG(st.st_mode) and entry.name.lower().endswith(NOTE_SUFFIXES):
+            if st.st_size > max_bytes:
+                skipped.append(Skipped(child_rel, f"larger than max_file_bytes "
+                                                   f"({st.st_size:,} > {max_bytes:,} bytes)"))
+                continue
+            notes.append(NoteFile(child_rel, Path(entry.path), st.st_size, st.st_mtime_ns))
+
+
+def read_note(note: NoteFile, max_bytes: int) -> tuple[str | None, str | None]:
+    """(text, warning) for a note, or (None, reason) when it cannot be indexed."""
+    try:
+        with open(note.abspath, "rb") as f:
+            data = f.read(max_bytes + 1)
+    except FileNotFoundError:
+        return None, "deleted while being read"
+    except OSError as e:
+        return None, f"cannot read: {e.strerror}"
+    if len(data) > max_bytes:
+        return None, f"larger than max_file_bytes ({max_bytes:,} bytes)"
+    if b"\x00" in data[:8192]:
+        return None, "binary content (NUL bytes) in a note file"
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        return (data.decode("utf-8", errors="replace"),
+                f"not valid UTF-8 (byte {e.start}); decoded with replacement characters")
+
+
+def resolve_inside(root: Path, path: str | Path) -> Path | None:
+    """`path` (absolute or root-relative) resolved, or None when it leaves the workspace."""
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    real = Path(os.path.realpath(candidate))
+    return real if _inside(root.resolve(), real) else None
+
+
+def _inside(root: Path, path: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _ignore_specs(folder: Path) -> list[pathspec.PathSpec]:
+    specs = []
+    for name in _IGNORE_FILES:
+        f = folder / name
+        if f.is_file():
+            try:
+                specs.append(pathspec.PathSpec.from_lines(
+                    "gitwildmatch", f.read_text(encoding="utf-8", errors="replace").splitlines()))
+            except (OSError, ValueError):
+                continue
+    return specs
+
+
+def _ignored(specs: list[tuple[Path, pathspec.PathSpec]], folder: Path, name: str,
+             is_dir: bool) -> bool:
+    for base, spec in specs:
+        rel = os.path.relpath(folder / name, base).replace(os.sep, "/")
+        if spec.match_file(rel + ("/" if is_dir else "")):
+            return True
+    return False

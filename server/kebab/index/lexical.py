@@ -1,0 +1,139 @@
+"""Tantivy: BM25 over pre-analysed terms, built term by term (never through the query parser).
+
+Text is analysed here, in one place, for both documents and queries: Latin-script words go
+through Tantivy's own simple tokenizer, lowercasing and English stemming; Korean, Japanese and
+Chinese runs become character bigrams in separate fields, because the bindings ship no CJK
+morphology and bigrams keep `설정은` and `설정을` matching. Indexed fields use the built-in
+`whitespace` tokenizer on those terms, so nothing needs re-registering when the index is opened.
+The query parser is avoided on purpose: it turns Korean words into phrase queries and rejects
+text such as `allow_credentials:`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import tantivy
+
+from kebab.markdown import plain_text
+from kebab.model import Chunk
+
+_CJK_RUN = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
+                      r"\uac00-\ud7a3\uf900-\ufaff]+")
+_analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+             .filter(tantivy.Filter.remove_long(40))
+             .filter(tantivy.Filter.lowercase())
+             .filter(tantivy.Filter.stemmer("english"))
+             .build())
+
+# Question words and glue that carry no topic; dropped from queries only (never from documents).
+STOPWORDS = frozenset(_analyzer.analyze(
+    "a an the and or of to in on at for with by from as is are was were be been being do does did "
+    "doing i me my we our you your it its this that these those what which who whom how why when "
+    "where can could should would will shall may might must there here about into than then so "
+    "if not no yes any some all also just only have has had get gets use used using please want "
+    "need tell explain show make way s t"))
+
+# Field boosts: a word in a heading or title says more about a passage than one in its body.
+BOOSTS = {"body": 1.0, "heading": 2.5, "path": 1.5, "tags": 1.5, "cjk": 1.0, "cjk_heading": 2.0}
+
+
+def latin_terms(text: str) -> list[str]:
+    """Stemmed lowercase word terms of the non-CJK parts of `text`."""
+    return _analyzer.analyze(_CJK_RUN.sub(" ", text))
+
+
+def cjk_terms(text: str) -> list[str]:
+    """Overlapping character bigrams of every CJK run (a lone character stands as itself)."""
+    out: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        out.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
+    return out
+
+
+def query_terms(question: str) -> tuple[list[str], list[str]]:
+    """(latin, cjk) distinct query terms; stopwords dropped unless nothing else is left."""
+    latin = list(dict.fromkeys(latin_terms(question)))
+    content = [t for t in latin if t not in STOPWORDS]
+    return (content or latin), list(dict.fromkeys(cjk_terms(question)))
+
+
+class Lexical:
+    """One Tantivy index in `folder`, keyed by the SQLite chunk key."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.index = tantivy.Index(_schema(), path=str(folder), reuse=True)
+
+    @classmethod
+    def recreate(cls, folder: Path) -> Lexical:
+        shutil.rmtree(folder, ignore_errors=True)
+        return cls(folder)
+
+    def write(self, remove: Iterable[int], add: Iterable[tuple[int, Chunk]]) -> None:
+        """Delete and add in one commit: readers see the old or the new state, never half."""
+        writer = self.index.writer(heap_size=50_000_000, num_threads=1)
+        try:
+            for key in remove:
+                writer.delete_documents_by_term("key", key)
+            for key, chunk in add:
+                writer.add_document(_document(key, chunk))
+            writer.commit()
+            writer.wait_merging_threads()
+        except BaseException:
+            writer.rollback()
+            raise
+        self.index.reload()
+
+    def search(self, latin: list[str], cjk: list[str], limit: int) -> list[tuple[int, float]]:
+        """(chunk key, BM25 score) best first; empty when the question has no usable terms."""
+        clauses = []
+        schema = self.index.schema
+        for field in ("body", "heading", "path", "tags"):
+            for term in latin:
+                clauses.append(_boosted(tantivy.Query.term_query(schema, field, term), field))
+        for field in ("cjk", "cjk_heading"):
+            for term in cjk:
+                clauses.append(_boosted(tantivy.Query.term_query(schema, field, term), field))
+        if not clauses:
+            return []
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in clauses])
+        searcher = self.index.searcher()
+        result = searcher.search(query, limit, count=False)
+        return [(int(searcher.doc(addr)["key"][0]), float(score)) for score, addr in result.hits]
+
+    def count(self) -> int:
+        return int(self.index.searcher().num_docs)
+
+
+def _boosted(query: tantivy.Query, field: str) -> tantivy.Query:
+    boost = BOOSTS[field]
+    return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
+
+
+def _schema() -> tantivy.Schema:
+    b = tantivy.SchemaBuilder()
+    b.add_integer_field("key", stored=True, indexed=True, fast=True)
+    for field in ("body", "heading", "path", "tags", "cjk", "cjk_heading"):
+        b.add_text_field(field, stored=False, tokenizer_name="whitespace", index_option="freq")
+    return b.build()
+
+
+def _document(key: int, chunk: Chunk) -> tantivy.Document:
+    body = plain_text(chunk.text)
+    heading = " ".join([chunk.title, *chunk.heading_path])
+    stem = os.path.splitext(chunk.path)[0].replace("/", " ").replace("-", " ").replace("_", " ")
+    return tantivy.Document(
+        key=key,
+        body=" ".join(latin_terms(body)),
+        heading=" ".join(latin_terms(heading)),
+        path=" ".join(latin_terms(stem)),
+        tags=" ".join(latin_terms(" ".join(chunk.tags))),
+        cjk=" ".join(cjk_terms(body)),
+        cjk_heading=" ".join(cjk_terms(heading + " " + stem)),
+    )

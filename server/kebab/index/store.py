@@ -1,0 +1,215 @@
+"""SQLite: the index's source of truth (documents, chunks, embeddings by content hash, settings).
+
+Tantivy and USearch are derived from these tables and can always be rebuilt from them, which is
+what makes a killed indexer harmless: SQLite's transactions decide what the index holds.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from kebab.model import Chunk, Document
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+  path TEXT PRIMARY KEY, title TEXT NOT NULL, tags TEXT NOT NULL, aliases TEXT NOT NULL,
+  size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, content_hash TEXT NOT NULL,
+  warnings TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+  key INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
+  heading_path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+  text TEXT NOT NULL, content_hash TEXT NOT NULL, tokens INTEGER NOT NULL, title TEXT NOT NULL,
+  tags TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(content_hash);
+CREATE TABLE IF NOT EXISTS embeddings (
+  content_hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL,
+  PRIMARY KEY (content_hash, model));
+CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+"""
+
+_CHUNK_COLS = "key, id, path, heading_path, start_line, end_line, text, content_hash, tokens, title, tags"
+
+
+class Store:
+    """One SQLite file. All access goes through `lock`, so threads can share the connection."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = threading.RLock()
+        self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA busy_timeout=10000")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    # settings ------------------------------------------------------------------------------
+    def get_meta(self, key: str, default: str = "") -> str:
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, db: sqlite3.Connection, key: str, value: str) -> None:
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # documents -----------------------------------------------------------------------------
+    def documents(self) -> dict[str, Document]:
+        with self.lock:
+            rows = self.db.execute("SELECT path, title, tags, aliases, size, mtime_ns, "
+                                   "content_hash, warnings FROM documents").fetchall()
+        return {r[0]: Document(r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6],
+                               json.loads(r[7])) for r in rows}
+
+    def put_document(self, db: sqlite3.Connection, doc: Document) -> None:
+        db.execute("INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?)",
+                   (doc.path, doc.title, json.dumps(doc.tags), json.dumps(doc.aliases), doc.size,
+                    doc.mtime_ns, doc.content_hash, json.dumps(doc.warnings)))
+
+    def touch_document(self, db: sqlite3.Connection, path: str, size: int, mtime_ns: int) -> None:
+        db.execute("UPDATE documents SET size=?, mtime_ns=? WHERE path=?", (size, mtime_ns, path))
+
+    def delete_document(self, db: sqlite3.Connection, path: str) -> list[int]:
+        """Remove a note and its chunks; returns the removed chunk keys."""
+        keys = [r[0] for r in db.execute("SELECT key FROM chunks WHERE path=?", (path,))]
+        db.execute("DELETE FROM chunks WHERE path=?", (path,))
+        db.execute("DELETE FROM documents WHERE path=?", (path,))
+        return keys
+
+    def replace_skipped(self, db: sqlite3.Connection, skipped: Iterable[tuple[str, str]]) -> None:
+        db.execute("DELETE FROM skipped")
+        db.executemany("INSERT OR REPLACE INTO skipped VALUES (?, ?)", skipped)
+
+    def skipped(self) -> list[tuple[str, str]]:
+        with self.lock:
+            return list(self.db.execute("SELECT path, reason FROM skipped ORDER BY path"))
+
+    # chunks --------------------------------------------------------------------------------
+    def insert_chunks(self, db: sqlite3.Connection, chunks: list[Chunk]) -> list[int]:
+        keys = []
+        for c in chunks:
+            cur = db.execute(
+                f"INSERT INTO chunks({_CHUNK_COLS.split(', ', 1)[1]}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (c.id, c.path, json.dumps(c.heading_path, ensure_ascii=False), c.start_line,
+                 c.end_line, c.text, c.content_hash, c.tokens, c.title, json.dumps(c.tags)))
+            keys.append(int(cur.lastrowid or 0))
+        return keys
+
+    def chunks_by_key(self, keys: Iterable[int]) -> dict[int, Chunk]:
+        keys = list(keys)
+        out: dict[int, Chunk] = {}
+        with self.lock:
+            for i in range(0, len(keys), 500):
+                part = keys[i:i + 500]
+                q = f"SELECT {_CHUNK_COLS} FROM chunks WHERE key IN ({','.join('?' * len(part))})"
+                for row in self.db.execute(q, part):
+                    out[row[0]] = _chunk(row)
+        return out
+
+    def chunks_of(self, path: str) -> list[tuple[int, Chunk]]:
+        with self.lock:
+            rows = self.db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE path=? ORDER BY "
+                                   "start_line", (path,)).fetchall()
+        return [(r[0], _chunk(r)) for r in rows]
+
+    def chunk_by_id(self, chunk_id: str) -> tuple[int, Chunk] | None:
+        with self.lock:
+            row = self.db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id=?",
+                                  (chunk_id,)).fetchone()
+        return (row[0], _chunk(row)) if row else None
+
+    def iter_chunks(self, batch: int = 2000) -> Iterator[list[tuple[int, Chunk]]]:
+        last = -1
+        while True:
+            with self.lock:
+                rows = self.db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE key>? ORDER BY key "
+                                       "LIMIT ?", (last, batch)).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [(r[0], _chunk(r)) for r in rows]
+
+    def counts(self) -> tuple[int, int]:
+        with self.lock:
+            docs = self.db.execute("SELECT count(*) FROM documents").fetchone()[0]
+            chunks = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return int(docs), int(chunks)
+
+    # embeddings ----------------------------------------------------------------------------
+    def pending_embeddings(self, model: str, limit: int) -> list[tuple[str, Chunk]]:
+        """Distinct content hashes that have chunks but no vector for `model` yet."""
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT {_CHUNK_COLS} FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
+                "WHERE e.content_hash=c.content_hash AND e.model=?) GROUP BY c.content_hash "
+                "ORDER BY min(c.key) LIMIT ?", (model, limit)).fetchall()
+        return [(r[7], _chunk(r)) for r in rows]
+
+    def count_pending(self, model: str) -> int:
+        with self.lock:
+            return int(self.db.execute(
+                "SELECT count(DISTINCT content_hash) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM "
+                "embeddings e WHERE e.content_hash=c.content_hash AND e.model=?)",
+                (model,)).fetchone()[0])
+
+    def put_embeddings(self, model: str, hashes: list[str], vectors: np.ndarray) -> None:
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
+                           [(h, model, v.astype(np.float32).tobytes())
+                            for h, v in zip(hashes, vectors, strict=True)])
+
+    def vectors_for(self, model: str, keys: list[int] | None = None) -> tuple[list[int], np.ndarray]:
+        """(chunk keys, vectors) for chunks whose content has a vector; all chunks when keys is None."""
+        sql = ("SELECT c.key, e.vector FROM chunks c JOIN embeddings e ON "
+               "e.content_hash=c.content_hash AND e.model=?")
+        out_keys: list[int] = []
+        rows: list[bytes] = []
+        with self.lock:
+            if keys is None:
+                for k, v in self.db.execute(sql + " ORDER BY c.key", (model,)):
+                    out_keys.append(k)
+                    rows.append(v)
+            else:
+                for i in range(0, len(keys), 500):
+                    part = keys[i:i + 500]
+                    q = sql + f" WHERE c.key IN ({','.join('?' * len(part))})"
+                    for k, v in self.db.execute(q, (model, *part)):
+                        out_keys.append(k)
+                        rows.append(v)
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return out_keys, np.frombuffer(b"".join(rows), dtype=np.float32).reshape(len(rows), -1)
+
+    def count_embedded_chunks(self, model: str) -> int:
+        with self.lock:
+            return int(self.db.execute(
+                "SELECT count(*) FROM chunks c JOIN embeddings e ON e.content_hash=c.content_hash "
+                "AND e.model=?", (model,)).fetchone()[0])
+
+
+def _chunk(row: tuple) -> Chunk:  # type: ignore[type-arg]
+    return Chunk(id=row[1], path=row[2], heading_path=json.loads(row[3]), start_line=row[4],
+                 end_line=row[5], text=row[6], content_hash=row[7], tokens=row[8], title=row[9],
+                 tags=json.loads(row[10]))

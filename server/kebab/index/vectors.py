@@ -1,0 +1,80 @@
+"""USearch: cosine nearest neighbours over chunk vectors, keyed by the SQLite chunk key.
+
+Vectors live in SQLite too (by content hash), so this file is a cache: it is saved atomically
+(temp file + rename) and reconciled against SQLite on open, which repairs a save lost to a crash
+without re-embedding anything. Stored as f16: half the memory, no measurable change in ranking.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+from usearch.index import Index
+
+# Below this many vectors an exhaustive scan is exact and about as fast as the graph: measured
+# with bench/bench_vectors.py (see README). Above it the HNSW graph is searched.
+EXACT_BELOW = 20_000
+
+
+class Vectors:
+    def __init__(self, path: Path, dim: int) -> None:
+        self.path = path
+        self.dim = dim
+        self.lock = threading.RLock()
+        self.index = Index(ndim=dim, metric="cos", dtype="f16", connectivity=16,
+                           expansion_add=64, expansion_search=96)
+        if path.is_file():
+            try:
+                self.index.load(str(path))
+            except Exception:  # a damaged cache is rebuilt from SQLite by reconcile()
+                self.index = Index(ndim=dim, metric="cos", dtype="f16", connectivity=16,
+                                   expansion_add=64, expansion_search=96)
+        self.dirty = False
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def keys(self) -> set[int]:
+        with self.lock:
+            return {int(k) for k in self.index.keys} if len(self.index) else set()
+
+    def add(self, keys: list[int], vectors: np.ndarray) -> None:
+        if not keys:
+            return
+        with self.lock:
+            present = [k for k in keys if self.index.contains(k)]
+            if present:
+                self.index.remove(present)
+            self.index.add(np.asarray(keys, dtype=np.uint64), vectors.astype(np.float32),
+                           threads=1)
+            self.dirty = True
+
+    def remove(self, keys: list[int]) -> None:
+        with self.lock:
+            present = [k for k in keys if self.index.contains(k)]
+            if present:
+                self.index.remove(present)
+                self.dirty = True
+
+    def search(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        """(chunk key, cosine similarity) best first."""
+        with self.lock:
+            n = len(self.index)
+            if n == 0:
+                return []
+            matches = self.index.search(query.astype(np.float32), min(limit, n),
+                                        exact=n < EXACT_BELOW, threads=1)
+        return [(int(k), float(1.0 - d)) for k, d in zip(matches.keys, matches.distances,
+                                                         strict=True)]
+
+    def save(self) -> None:
+        with self.lock:
+            if not self.dirty:
+                return
+            tmp = self.path.with_suffix(".tmp")
+            self.index.save(str(tmp))
+            os.replace(tmp, self.path)
+            self.dirty = False

@@ -1,0 +1,231 @@
+"""Markdown → a note's metadata and its chunks, with heading paths and 1-based line spans.
+
+A real CommonMark parser (markdown-it-py) finds the blocks, so a `#` inside a fence is never a
+heading and setext headings count. A heading always starts a chunk; a long section splits at block
+boundaries (paragraphs, lists, quotes) near a token target; fenced code and tables are never split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+import msgspec
+import yaml
+from markdown_it import MarkdownIt
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from kebab import tokens
+from kebab.model import Chunk
+
+_md = MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin)
+
+_ATTR_SUFFIX = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")  # mkdocs-style `{ #anchor }` on headings
+_WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
+_CALLOUT = re.compile(r"^(\s*>\s*)\[!([A-Za-z-]+)\][+-]?", re.MULTILINE)
+_TAG = re.compile(r"(?<![\w/#&])#([^\W\d][\w/-]*)")
+_NOT_PROSE = re.compile(r"```.*?```|~~~.*?~~~|`[^`\n]*`|\{[^{}\n]*\}|\]\([^)\n]*\)", re.DOTALL)
+
+
+class Note(msgspec.Struct):
+    """A parsed note: its metadata, its chunks, and what was odd about it."""
+
+    title: str
+    tags: list[str]
+    aliases: list[str]
+    chunks: list[Chunk]
+    warnings: list[str]
+
+
+@dataclass
+class _Block:
+    start: int  # 0-based line, inclusive
+    end: int  # 0-based line, exclusive
+    heading_level: int = 0
+    heading_text: str = ""
+
+
+@dataclass
+class _Section:
+    heading_path: list[str]
+    blocks: list[_Block] = field(default_factory=list)
+
+
+def normalise_newlines(text: str) -> str:
+    """The text with CRLF / CR endings as LF and no BOM: the line numbering every layer shares."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def parse(path: str, text: str, target_tokens: int = 320, max_tokens: int = 640) -> Note:
+    """Parse one note. Never raises on odd Markdown: problems become `warnings`."""
+    text = normalise_newlines(text).replace("\x00", "\ufffd")
+    lines = text.split("\n")
+    warnings: list[str] = []
+    meta: dict[str, object] = {}
+    blocks: list[_Block] = []
+    for tok in _md.parse(text):
+        if tok.level != 0 or tok.map is None or tok.nesting == -1:
+            continue
+        start, end = tok.map
+        if tok.type == "front_matter":
+            meta = _front_matter(tok.content, warnings)
+            continue
+        if tok.type == "heading_open":
+            raw = _heading_source(lines[start:end], tok.markup)
+            blocks.append(_Block(start, end, int(tok.tag[1:]), raw))
+        else:
+            blocks.append(_Block(start, end))
+
+    title = _first_str(meta.get("title")) or _first_h1(blocks) or _stem(path)
+    tags = _dedupe([t.lower() for t in _str_list(meta.get("tags"))] + inline_tags(text))
+    aliases = _str_list(meta.get("aliases"))
+    chunks = _chunk(path, lines, _sections(blocks), title, tags, target_tokens, max_tokens)
+    return Note(title=title, tags=tags, aliases=aliases, chunks=chunks, warnings=warnings)
+
+
+def plain_text(markdown: str) -> str:
+    """Text for indexing: wikilinks become their link text, callout markers their type word."""
+    out = _WIKILINK.sub(lambda m: m.group(3) or " ".join(filter(None, m.group(1, 2))), markdown)
+    return _CALLOUT.sub(lambda m: m.group(1) + m.group(2).lower(), out)
+
+
+def inline_tags(text: str) -> list[str]:
+    """`#tags` written in the prose (not in code, not headings, not numbers like #1)."""
+    prose = _NOT_PROSE.sub(" ", text)
+    return [t.lower() for t in _TAG.findall(prose)]
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _sections(blocks: list[_Block]) -> list[_Section]:
+    sections: list[_Section] = [_Section([])]
+    stack: list[tuple[int, str]] = []
+    for block in blocks:
+        if block.heading_level:
+            while stack and stack[-1][0] >= block.heading_level:
+                stack.pop()
+            stack.append((block.heading_level, clean_heading(block.heading_text)))
+            sections.append(_Section([h for _, h in stack], [block]))
+        else:
+            sections[-1].blocks.append(block)
+    return [s for s in sections if s.blocks]
+
+
+def _chunk(path: str, lines: list[str], sections: list[_Section], title: str, tags: list[str],
+           target: int, hard_max: int) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
+    for i, section in enumerate(sections):
+        # A section owns the lines up to the next section's first block, so blank lines and
+        # anything the parser skipped stay covered.
+        first = section.blocks[0].start
+        last = sections[i + 1].blocks[0].start if i + 1 < len(sections) else len(lines)
+        for start, end in _split(lines, section.blocks, first, last, target, hard_max):
+            body = "\n".join(lines[start:end]).strip("\n")
+            if not body.strip():
+                continue
+            s, e = _trim(lines, start, end)
+            key = "\x1f".join([path, *section.heading_path])
+            ordinal = seen.get(key, 0)
+            seen[key] = ordinal + 1
+            cid = hashlib.sha1(f"{key}\x1e{ordinal}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            chunks.append(Chunk(
+                id=cid, path=path, heading_path=section.heading_path, start_line=s + 1,
+                end_line=e, text=body, content_hash=content_hash(body),
+                tokens=tokens.count(body), title=title, tags=tags))
+    return chunks
+
+
+def _split(lines: list[str], blocks: list[_Block], first: int, last: int, target: int,
+           hard_max: int) -> list[tuple[int, int]]:
+    """Line ranges [start, end) covering [first, last), cut only between blocks."""
+    sizes = [tokens.count("\n".join(lines[b.start:b.end])) for b in blocks]
+    if sum(sizes) <= hard_max:
+        return [(first, last)]
+    spans: list[tuple[int, int]] = []
+    start, acc = first, 0
+    for j, block in enumerate(blocks):
+        if acc and acc + sizes[j] > target and block.start > start:
+            spans.append((start, block.start))
+            start, acc = block.start, 0
+        acc += sizes[j]
+    spans.append((start, last))
+    return spans
+
+
+def _trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
+    """0-based start and 1-based end of [start, end) without leading/trailing blank lines."""
+    while start < end - 1 and not lines[start].strip():
+        start += 1
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    return start, end
+
+
+def clean_heading(raw: str) -> str:
+    """Heading text as a reader sees it: no `#` markers, closing hashes or `{ #anchor }`."""
+    text = raw.strip()
+    text = re.sub(r"^#{1,6}\s*", "", text)
+    text = re.sub(r"\s+#+\s*$", "", text)
+    return _ATTR_SUFFIX.sub("", text).strip()
+
+
+def _heading_source(span: list[str], markup: str) -> str:
+    if markup in ("=", "-"):  # setext: text lines above the underline
+        return " ".join(line.strip() for line in span[:-1])
+    return span[0] if span else ""
+
+
+def _front_matter(source: str, warnings: list[str]) -> dict[str, object]:
+    try:
+        data = yaml.safe_load(source)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        warnings.append(f"front matter is not valid YAML{where}; indexed as text without it")
+        return {}
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        warnings.append("front matter is not a YAML mapping; ignored")
+        return {}
+    return {str(k): v for k, v in data.items()}
+
+
+def _first_h1(blocks: list[_Block]) -> str:
+    for b in blocks:
+        if b.heading_level == 1:
+            return clean_heading(b.heading_text)
+    return ""
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def _first_str(value: object) -> str:
+    if isinstance(value, list) and value:
+        value = value[0]
+    return str(value).strip() if value not in (None, "") else ""
+
+
+def _str_list(value: object) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        items = re.split(r"[,\s]+", value)
+    elif isinstance(value, list):
+        items = [str(v) for v in value if v is not None]
+    else:
+        items = [str(value)]
+    return [i.strip().lstrip("#") for i in items if i and i.strip().lstrip("#")]
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))

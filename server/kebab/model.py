@@ -1,0 +1,173 @@
+"""Value types shared by every layer.
+
+Plain msgspec Structs: cheap to build, typed, and serialisable to the JSON the front ends speak.
+Nothing here imports anything else of kebab's.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+SearchMode = Literal["hybrid", "lexical", "vector"]
+RefusalReason = Literal["no_chunks", "score_gate", "llm_self_judge", "cancelled", "llm_error"]
+
+PARSER_VERSION = "md-1"
+CHUNKER_VERSION = "chunk-2"
+INDEX_VERSION = "idx-3"
+
+
+class Chunk(msgspec.Struct, frozen=True):
+    """One retrievable passage: a heading section or a paragraph-bounded slice of one."""
+
+    id: str
+    path: str  # workspace-relative, forward slashes
+    heading_path: list[str]
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    text: str  # the raw Markdown lines of the passage
+    content_hash: str
+    tokens: int
+    title: str = ""
+    tags: list[str] = []
+
+
+class Document(msgspec.Struct):
+    """A note as the index knows it."""
+
+    path: str
+    title: str
+    tags: list[str]
+    aliases: list[str]
+    size: int
+    mtime_ns: int
+    content_hash: str
+    warnings: list[str] = []
+
+
+class Hit(msgspec.Struct):
+    """A chunk ranked for a query, with the evidence behind its rank."""
+
+    chunk_id: str
+    path: str
+    heading_path: list[str]
+    start_line: int
+    end_line: int
+    text: str
+    content_hash: str
+    score: float  # fused (hybrid) or the single retriever's normalised score
+    lexical_score: float | None = None  # raw BM25
+    vector_score: float | None = None  # cosine similarity
+    lexical_rank: int | None = None  # 1-based
+    vector_rank: int | None = None
+    title: str = ""
+    tags: list[str] = []
+
+
+class Skipped(msgspec.Struct):
+    path: str
+    reason: str
+
+
+class IndexSummary(msgspec.Struct):
+    """What one sync did: the `kebab index --json` output."""
+
+    root: str
+    index_dir: str
+    files: int
+    chunks: int
+    added: int
+    updated: int
+    deleted: int
+    unchanged: int
+    embedded: int
+    pending_vectors: int
+    skipped: list[Skipped]
+    warnings: list[Skipped]
+    seconds: float
+
+
+class Range(msgspec.Struct):
+    """An LSP range (0-based line, character) of whole cited lines."""
+
+    start: dict[str, int]
+    end: dict[str, int]
+
+
+class Citation(msgspec.Struct):
+    marker: int
+    path: str
+    uri: str
+    heading_path: list[str]
+    range: Range
+    chunk_id: str
+    content_hash: str
+    score: float
+    text: str
+    start_line: int = 0
+    end_line: int = 0
+
+
+class ModelInfo(msgspec.Struct):
+    backend: str
+    id: str
+
+
+class EmbeddingInfo(msgspec.Struct):
+    backend: str
+    id: str
+    dim: int
+
+
+class Retrieval(msgspec.Struct):
+    trace_id: str
+    mode: str
+    k: int
+    score_gate: float
+    top_score: float
+    chunks_returned: int
+    chunks_used: int
+
+
+class Usage(msgspec.Struct):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    first_token_ms: float | None = None
+    latency_ms: float = 0.0
+
+
+class Conflict(msgspec.Struct):
+    a: int  # marker of one passage
+    b: int  # marker of the other
+    detail: str
+
+
+class Answer(msgspec.Struct):
+    """`answer.v1`: the stable JSON every front end returns. Fields may be added, never renamed."""
+
+    question: str
+    answer: str
+    markdown: str
+    citations: list[Citation]
+    grounded: bool
+    refusal_reason: RefusalReason | None
+    model: ModelInfo
+    embedding: EmbeddingInfo
+    prompt_template_version: str
+    retrieval: Retrieval
+    usage: Usage
+    versions: dict[str, str]
+    created_at: str
+    result_hash: str
+    schema: str = "answer.v1"
+    candidates: list[Citation] = []  # nearest passages, listed on a refusal
+    conflicts: list[Conflict] = []
+    error: str | None = None  # what went wrong, for llm_error
+    id: int | None = None  # row id in the answers store
+    explain: dict[str, object] | None = None
+
+
+def to_builtins(value: object) -> object:
+    """Structs → plain JSON-able Python values (what LSP and --json send)."""
+    return msgspec.to_builtins(value)

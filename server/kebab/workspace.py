@@ -1,0 +1,86 @@
+"""One object per workspace root that owns config, index, search and answering.
+
+This is the façade both front ends (`cli`, `lsp`) call; nothing above it touches the layers below.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kebab import config as config_mod
+from kebab.config import Config
+from kebab.embed import Embedder, make_embedder
+from kebab.errors import WorkspaceError
+from kebab.index import Index, Progress
+from kebab.index.files import resolve_inside
+from kebab.model import Hit, IndexSummary, SearchMode
+from kebab.search import Filters, Fusion, search
+
+log = logging.getLogger(__name__)
+
+
+class Workspace:
+    """A Markdown workspace and its index. Thread-safe for concurrent reads and one writer."""
+
+    def __init__(self, root: Path | str, cfg: Config | None = None,
+                 overrides: dict[str, Any] | None = None, embedder: Embedder | None = None) -> None:
+        root = Path(root).expanduser()
+        if not root.is_dir():
+            raise WorkspaceError(f"workspace root {root} is not a folder")
+        self.root = root.resolve()
+        self.cfg = cfg or config_mod.load(self.root, overrides)
+        index_dir = (Path(self.cfg.index_dir).expanduser() if self.cfg.index_dir
+                     else config_mod.default_index_dir(self.root))
+        self.embedder = embedder or make_embedder(self.cfg.embed)
+        self.index = Index(self.root, index_dir, self.cfg, self.embedder)
+
+    def close(self) -> None:
+        self.index.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # indexing ---------------------------------------------------------------------------------
+    def sync(self, progress: Progress | None = None,
+             overrides: dict[str, str] | None = None) -> IndexSummary:
+        """Files → chunks → BM25. Returns as soon as lexical search is current."""
+        return self.index.sync(overrides=overrides, progress=progress)
+
+    def embed(self, progress: Progress | None = None,
+              should_stop: Callable[[], bool] | None = None) -> int:
+        """Fill in missing vectors; hybrid search uses what exists so far."""
+        return self.index.embed_pending(self.cfg.embed.batch_size, progress, should_stop)
+
+    def refresh(self, progress: Progress | None = None) -> IndexSummary:
+        """sync() then embed(): the index fully current, as `kebab index` leaves it."""
+        summary = self.sync(progress)
+        summary.embedded = self.embed(progress)
+        summary.pending_vectors = self.index.pending_vectors()
+        return summary
+
+    def update_text(self, path: str, text: str) -> bool:
+        return self.index.update_text(path, text)
+
+    def remove_path(self, path: str) -> None:
+        self.index.remove_path(path)
+
+    # reading ----------------------------------------------------------------------------------
+    def search(self, query: str, k: int | None = None, mode: SearchMode | None = None,
+               path_glob: str | None = None, tag: str | None = None) -> list[Hit]:
+        s = self.cfg.search
+        return search(self.index, query, k or s.k, mode or s.mode, Filters(path_glob, tag),
+                      s.candidates, Fusion(rrf_k=s.rrf_k))
+
+    def relpath(self, path: str | Path) -> str | None:
+        """Workspace-relative path of a file inside the root, or None when it is outside."""
+        real = resolve_inside(self.root, path)
+        return None if real is None else real.relative_to(self.root).as_posix()
+
+    def status(self) -> dict[str, object]:
+        return self.index.status()
