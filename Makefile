@@ -1,0 +1,41 @@
+# Two commands on a fresh clone: `make demo` and `make test`. Each sets up .venv on its own.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_INDEX := .kebab/demo-index
+
+.PHONY: demo test lint typecheck bench eval clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/kebab index fixtures/workspace --index-dir $(DEMO_INDEX)
+	$(BIN)/kebab ask "What time does the nightly backup run, and how long are daily snapshots kept?" \
+		--root fixtures/workspace --index-dir $(DEMO_INDEX)
+	$(BIN)/kebab ask "김치찌개에 돼지고기는 얼마나 넣나요?" --root fixtures/workspace --index-dir $(DEMO_INDEX)
+
+test: $(STAMP)
+	$(BIN)/ruff check server tests bench
+	$(BIN)/mypy
+	$(BIN)/pytest -q -p no:cacheprovider
+
+lint: $(STAMP)
+	$(BIN)/ruff check server tests bench
+	$(BIN)/ruff format --check server tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_all.py
+
+eval: $(STAMP)
+	$(BIN)/kebab eval fixtures/eval/questions.jsonl --corpora ../shared/corpora --all-modes --out bench/out/eval.jsonl
+
+clean:
+	rm -rf $(VENV) .kebab

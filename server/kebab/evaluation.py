@@ -1,0 +1,185 @@
+"""`kebab eval`: retrieval (and answer) quality on labelled questions, reproducible run to run.
+
+A hit counts for a gold section when it is the same file and either the gold heading is on the
+chunk's heading path or their line spans overlap. Misses are split into "not in the top 50" (a
+recall problem) and "in the top 50 but below k" (a ranking problem).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kebab.errors import KebabError
+from kebab.index import versions
+from kebab.model import Hit, to_builtins
+
+DEEP = 50
+
+
+class Gold(msgspec.Struct):
+    path: str
+    heading: str = ""
+    lines: list[int] = []
+
+
+class Question(msgspec.Struct):
+    id: str
+    question: str
+    gold: list[Gold] = []
+    must_contain: list[str] = []
+    kind: str = ""
+    lang: str = ""
+    corpus: str = ""
+
+
+def load_questions(path: str | Path) -> list[Question]:
+    out = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(msgspec.json.decode(line, type=Question))
+            except msgspec.DecodeError as e:
+                raise KebabError(f"{path}:{n}: {e}") from None
+    return out
+
+
+def _norm(heading: str) -> str:
+    return re.sub(r"[`*_\s]+", " ", heading).strip().lower()
+
+
+def matches(hit: Hit, gold: Gold) -> bool:
+    if hit.path != gold.path:
+        return False
+    if gold.heading and _norm(gold.heading) in {_norm(h) for h in hit.heading_path}:
+        return True
+    if len(gold.lines) == 2:
+        return hit.start_line <= gold.lines[1] and gold.lines[0] <= hit.end_line
+    return False
+
+
+def retrieval_metrics(q: Question, hits: list[Hit], k: int) -> dict[str, Any]:
+    """Per-question metrics over a ranked list (searched at depth DEEP)."""
+    first: list[int | None] = []  # 1-based rank of each gold's first hit
+    for g in q.gold:
+        first.append(next((i + 1 for i, h in enumerate(hits) if matches(h, g)), None))
+    ranks = [r for r in first if r is not None]
+    best = min(ranks) if ranks else None
+    m: dict[str, Any] = {f"hit@{n}": float(best is not None and best <= n) for n in (1, 3, 5, 10)}
+    m[f"recall@{k}"] = sum(1 for r in first if r is not None and r <= k) / len(first)
+    m["mrr"] = 1.0 / best if best else 0.0
+    dcg = sum(1.0 / math.log2(r + 1) for r in ranks if r <= 10)
+    idcg = sum(1.0 / math.log2(i + 2) for i in range(min(len(first), 10)))
+    m["ndcg@10"] = dcg / idcg if idcg else 0.0
+    m[f"all@{k}"] = float(all(r is not None and r <= k for r in first))
+    m["miss"] = ("found" if best is not None and best <= k else
+                 "ranked_below_k" if best is not None else "not_in_top_50")
+    m["gold_ranks"] = first
+    return m
+
+
+def summarise(rows: list[dict[str, Any]], keys: Iterable[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"n": len(rows)}
+    for key in keys:
+        vals = [r[key] for r in rows if isinstance(r.get(key), int | float)]
+        if vals:
+            out[key] = round(statistics.fmean(vals), 4)
+    misses = [r.get("miss") for r in rows]
+    out["ranked_below_k"] = misses.count("ranked_below_k")
+    out["not_in_top_50"] = misses.count("not_in_top_50")
+    return out
+
+
+SearchFn = Callable[[Question, str, int], list[Hit]]
+
+
+def run_retrieval(questions: list[Question], search: SearchFn, modes: list[str],
+                  k: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Search every answerable question in every mode; per-question rows and a summary."""
+    rows: list[dict[str, Any]] = []
+    keys = ["hit@1", "hit@3", "hit@5", "hit@10", f"recall@{k}", "mrr", "ndcg@10", f"all@{k}"]
+    summary: dict[str, Any] = {}
+    for mode in modes:
+        mode_rows = []
+        for q in questions:
+            if not q.gold:
+                continue
+            started = time.perf_counter()
+            hits = search(q, mode, DEEP)
+            ms = (time.perf_counter() - started) * 1000
+            m = retrieval_metrics(q, hits, k)
+            row = {"id": q.id, "mode": mode, "kind": q.kind, "lang": q.lang,
+                   "corpus": q.corpus, "ms": round(ms, 2), **m,
+                   "hits": [{"path": h.path, "heading_path": h.heading_path,
+                             "lines": [h.start_line, h.end_line], "score": h.score}
+                            for h in hits[:k]]}
+            mode_rows.append(row)
+        rows += mode_rows
+        summary[mode] = {"all": summarise(mode_rows, keys)}
+        for field in ("kind", "corpus"):
+            for value in sorted({str(r[field]) for r in mode_rows}):
+                summary[mode][f"{field}={value}"] = summarise(
+                    [r for r in mode_rows if r[field] == value], keys)
+    return rows, summary
+
+
+def run_info(settings: dict[str, Any], embedder: Any = None) -> dict[str, Any]:
+    """Versions, settings and the commit, so two runs can be told apart."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=5, check=False).stdout.strip()
+    except OSError:
+        commit = ""
+    return {"versions": versions(embedder), "settings": settings, "commit": commit}
+
+
+def write_run(path: str | Path, rows: list[dict[str, Any]], summary: dict[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"summary": summary}, ensure_ascii=False) + "\n")
+        for row in rows:
+            f.write(json.dumps(to_builtins(row), ensure_ascii=False) + "\n")
+
+
+def compare(a_path: str | Path, b_path: str | Path) -> dict[str, Any]:
+    """Metric deltas B − A, and each question labelled better / same / regressed (by MRR)."""
+    a_sum, a_rows = _read_run(a_path)
+    b_sum, b_rows = _read_run(b_path)
+    deltas: dict[str, Any] = {}
+    for mode, groups in b_sum.items():
+        if not isinstance(groups, dict) or mode not in a_sum:
+            continue
+        base = a_sum[mode].get("all", {})
+        new = groups.get("all", {})
+        deltas[mode] = {k: round(new[k] - base[k], 4) for k in new
+                        if isinstance(new.get(k), int | float) and isinstance(base.get(k), int | float)}
+    labels: dict[str, str] = {}
+    for key, row in b_rows.items():
+        old = a_rows.get(key)
+        if old is None:
+            continue
+        diff = row.get("mrr", 0) - old.get("mrr", 0)
+        labels[f"{key[0]}/{key[1]}"] = "better" if diff > 1e-9 else "regressed" if diff < -1e-9 else "same"
+    return {"deltas": deltas, "questions": labels,
+            "counts": {lab: list(labels.values()).count(lab) for lab in ("better", "same", "regressed")}}
+
+
+def _read_run(path: str | Path) -> tuple[dict[str, Any], dict[tuple[str, str], dict[str, Any]]]:
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    if not lines:
+        raise KebabError(f"{path} is empty")
+    summary = json.loads(lines[0]).get("summary", {})
+    retrieval = summary.get("retrieval", summary)
+    rows = {}
+    for line in lines[1:]:
+        row = json.loads(line)
+        rows[(row["id"], row.get("mode", ""))] = row
+    return retrieval, rows
