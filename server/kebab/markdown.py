@@ -126,10 +126,10 @@ def _chunk(path: str, lines: list[str], sections: list[_Section], title: str, ta
         first = section.blocks[0].start
         last = sections[i + 1].blocks[0].start if i + 1 < len(sections) else len(lines)
         for start, end in _split(lines, section.blocks, first, last, target, hard_max):
-            body = "\n".join(lines[start:end]).strip("\n")
+            s, e = _trim(lines, start, end)
+            body = "\n".join(lines[s:e])  # exactly the lines of the span
             if not body.strip():
                 continue
-            s, e = _trim(lines, start, end)
             key = "\x1f".join([path, *section.heading_path])
             ordinal = seen.get(key, 0)
             seen[key] = ordinal + 1
@@ -188,6 +188,10 @@ def _front_matter(source: str, warnings: list[str]) -> dict[str, object]:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         warnings.append(f"front matter is not valid YAML{where}; indexed as text without it")
+        return {}
+    except (ValueError, TypeError, RecursionError) as e:  # e.g. `date: 2024-02-30`
+        warnings.append(f"front matter has a value YAML cannot read ({e}); indexed as text "
+                        "without it")
         return {}
     if data is None:
         return {}

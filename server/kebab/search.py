@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import pathspec
 
 from kebab.index import Index
-from kebab.index.lexical import query_terms
 from kebab.model import Chunk, Hit, SearchMode
+from kebab.text import cjk_terms, latin_terms, query_terms
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,6 @@ def fuse(lexical: list[tuple[int, float]], vector: list[tuple[int, float]], fusi
 
 def term_coverage(question: str, text: str) -> float:
     """Share of the question's content terms that occur in `text` (0..1), any script."""
-    from kebab.index.lexical import cjk_terms, latin_terms
-
     latin, cjk = query_terms(question)
     wanted = set(latin) | set(cjk)
     if not wanted:

@@ -16,7 +16,11 @@ from kebab.embed import Embedder, make_embedder
 from kebab.errors import WorkspaceError
 from kebab.index import Index, Progress
 from kebab.index.files import resolve_inside
-from kebab.model import Hit, IndexSummary, SearchMode
+from kebab.llm import LanguageModel, make_llm
+from kebab.model import Answer, Hit, IndexSummary, SearchMode
+from kebab.rag import pipeline
+from kebab.rag import store as answers
+from kebab.rag.pipeline import AskRequest, OnText, Prepared
 from kebab.search import Filters, Fusion, search
 
 log = logging.getLogger(__name__)
@@ -36,9 +40,22 @@ class Workspace:
                      else config_mod.default_index_dir(self.root))
         self.embedder = embedder or make_embedder(self.cfg.embed)
         self.index = Index(self.root, index_dir, self.cfg, self.embedder)
+        answers.ensure_schema(self.index.store)
+        self._llm: LanguageModel | None = None
+
+    @property
+    def llm(self) -> LanguageModel:
+        if self._llm is None:
+            self._llm = make_llm(self.cfg.llm, self.embedder)
+        return self._llm
 
     def close(self) -> None:
         self.index.close()
+
+    async def aclose(self) -> None:
+        if self._llm is not None:
+            await self._llm.aclose()
+        self.close()
 
     def __enter__(self) -> Workspace:
         return self
@@ -76,6 +93,21 @@ class Workspace:
         s = self.cfg.search
         return search(self.index, query, k or s.k, mode or s.mode, Filters(path_glob, tag),
                       s.candidates, Fusion(rrf_k=s.rrf_k))
+
+    async def ask(self, request: AskRequest, on_text: OnText | None = None) -> Answer:
+        """Answer a question with citations, streaming text pieces to `on_text`.
+
+        On cancellation the partial answer is persisted and `pipeline.Cancelled` (a
+        CancelledError carrying it) propagates.
+        """
+        return await pipeline.ask(self.index, self.cfg, self.llm, request, on_text)
+
+    def prepare(self, request: AskRequest) -> Prepared:
+        """Retrieval, gate, packing and prompt only: what `--dry-run` shows."""
+        return pipeline.prepare(self.index, self.cfg, self.llm, request)
+
+    def history(self, limit: int = 20) -> list[dict[str, object]]:
+        return answers.recent(self.index.store, limit)
 
     def relpath(self, path: str | Path) -> str | None:
         """Workspace-relative path of a file inside the root, or None when it is outside."""

@@ -26,8 +26,15 @@ from kebab.index.files import NoteFile, read_note, scan
 from kebab.index.lexical import Lexical, query_terms
 from kebab.index.store import Store
 from kebab.index.vectors import Vectors
-from kebab.model import (CHUNKER_VERSION, INDEX_VERSION, PARSER_VERSION, Chunk, Document,
-                         IndexSummary, Skipped)
+from kebab.model import (
+    CHUNKER_VERSION,
+    INDEX_VERSION,
+    PARSER_VERSION,
+    Chunk,
+    Document,
+    IndexSummary,
+    Skipped,
+)
 
 log = logging.getLogger(__name__)
 

@@ -66,6 +66,11 @@ def _walk(root: Path, folder: Path, rel: str, specs: list[tuple[Path, pathspec.P
         is_dir = stat.S_ISDIR(st.st_mode)
         if _ignored(specs, folder, entry.name, is_dir):
             continue
+        if not _is_utf8(entry.name):  # the index stores names as UTF-8 text
+            if is_dir or entry.name.lower().endswith(NOTE_SUFFIXES):
+                shown = os.fsencode(child_rel).decode("utf-8", "replace")
+                skipped.append(Skipped(shown, "name is not valid UTF-8; rename it to index it"))
+            continue
         if is_link and not _inside(root, Path(os.path.realpath(entry.path))):
             skipped.append(Skipped(child_rel, "symlink points outside the workspace"))
             continue
@@ -106,6 +111,14 @@ def resolve_inside(root: Path, path: str | Path) -> Path | None:
         candidate = root / candidate
     real = Path(os.path.realpath(candidate))
     return real if _inside(root.resolve(), real) else None
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes surface as lone surrogates
+        return False
+    return True
 
 
 def _inside(root: Path, path: Path) -> bool:

@@ -1,9 +1,7 @@
 """Tantivy: BM25 over pre-analysed terms, built term by term (never through the query parser).
 
-Text is analysed here, in one place, for both documents and queries: Latin-script words go
-through Tantivy's own simple tokenizer, lowercasing and English stemming; Korean, Japanese and
-Chinese runs become character bigrams in separate fields, because the bindings ship no CJK
-morphology and bigrams keep `설정은` and `설정을` matching. Indexed fields use the built-in
+Documents and queries are analysed by `kebab.text` (stemmed Latin words; CJK bigrams in their own
+fields). Indexed fields use the built-in
 `whitespace` tokenizer on those terms, so nothing needs re-registering when the index is opened.
 The query parser is avoided on purpose: it turns Korean words into phrase queries and rejects
 text such as `allow_credentials:`.
@@ -12,7 +10,6 @@ text such as `allow_credentials:`.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,45 +18,12 @@ import tantivy
 
 from kebab.markdown import plain_text
 from kebab.model import Chunk
+from kebab.text import cjk_terms, latin_terms, query_terms
 
-_CJK_RUN = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
-                      r"\uac00-\ud7a3\uf900-\ufaff]+")
-_analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-             .filter(tantivy.Filter.remove_long(40))
-             .filter(tantivy.Filter.lowercase())
-             .filter(tantivy.Filter.stemmer("english"))
-             .build())
-
-# Question words and glue that carry no topic; dropped from queries only (never from documents).
-STOPWORDS = frozenset(_analyzer.analyze(
-    "a an the and or of to in on at for with by from as is are was were be been being do does did "
-    "doing i me my we our you your it its this that these those what which who whom how why when "
-    "where can could should would will shall may might must there here about into than then so "
-    "if not no yes any some all also just only have has had get gets use used using please want "
-    "need tell explain show make way s t"))
+__all__ = ["Lexical", "query_terms"]
 
 # Field boosts: a word in a heading or title says more about a passage than one in its body.
 BOOSTS = {"body": 1.0, "heading": 2.5, "path": 1.5, "tags": 1.5, "cjk": 1.0, "cjk_heading": 2.0}
-
-
-def latin_terms(text: str) -> list[str]:
-    """Stemmed lowercase word terms of the non-CJK parts of `text`."""
-    return _analyzer.analyze(_CJK_RUN.sub(" ", text))
-
-
-def cjk_terms(text: str) -> list[str]:
-    """Overlapping character bigrams of every CJK run (a lone character stands as itself)."""
-    out: list[str] = []
-    for run in _CJK_RUN.findall(text):
-        out.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
-    return out
-
-
-def query_terms(question: str) -> tuple[list[str], list[str]]:
-    """(latin, cjk) distinct query terms; stopwords dropped unless nothing else is left."""
-    latin = list(dict.fromkeys(latin_terms(question)))
-    content = [t for t in latin if t not in STOPWORDS]
-    return (content or latin), list(dict.fromkeys(cjk_terms(question)))
 
 
 class Lexical:

@@ -1,0 +1,165 @@
+"""`kebab ask` and `kebab history`, and the answer half of `kebab eval`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kebab.cli.commands import _print_json, open_workspace, read_queries
+from kebab.errors import KebabError
+from kebab.evaluation import Question, matches
+from kebab.model import Answer, Hit, to_builtins
+from kebab.rag.pipeline import AskRequest
+from kebab.workspace import Workspace
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.question and not args.queries:
+        raise KebabError("ask needs a QUESTION or --queries FILE")
+    llm: dict[str, Any] = {}
+    for flag, key in (("backend", "backend"), ("model", "model"), ("endpoint", "endpoint")):
+        if getattr(args, flag):
+            llm[key] = getattr(args, flag)
+    with open_workspace(args, {"llm": llm} if llm else None) as ws:
+        ws.refresh()
+        if args.queries:
+            return asyncio.run(_batch(ws, args))
+        req = AskRequest(question=args.question, k=args.k, mode=args.mode, explain=args.explain)
+        if args.dry_run:
+            _dry_run(ws, req, args.json)
+            return 0
+        stream = not args.json and not args.explain
+        answer = asyncio.run(_ask(ws, req, _write if stream else None))
+    if args.json:
+        _print_json(answer)
+    else:
+        _print_answer(answer, streamed=stream)
+    return 0 if answer.refusal_reason != "llm_error" else 1
+
+
+def show_history(args: argparse.Namespace) -> int:
+    with open_workspace(args) as ws:
+        rows = ws.history(args.n)
+    if args.json:
+        _print_json(rows)
+        return 0
+    for r in rows:
+        state = "grounded" if r["grounded"] else f"refused: {r['refusal_reason']}"
+        print(f"{r['id']:5} {r['created_at']}  {r['backend']}:{r['model']}  {state}\n"
+              f"      {r['question']}")
+    return 0
+
+
+async def _ask(ws: Workspace, req: AskRequest, on_text: Callable[[str], None] | None) -> Answer:
+    try:
+        return await ws.ask(req, on_text)
+    finally:
+        if ws._llm is not None:
+            await ws._llm.aclose()
+            ws._llm = None
+
+
+async def _batch(ws: Workspace, args: argparse.Namespace) -> int:
+    for qid, question in read_queries(args.queries):
+        answer = await ws.ask(AskRequest(question=question, k=args.k, mode=args.mode))
+        line = to_builtins(answer)
+        assert isinstance(line, dict)
+        print(json.dumps({"id": qid, **line}, ensure_ascii=False), flush=True)
+    return 0
+
+
+def _write(piece: str) -> None:
+    sys.stdout.write(piece)
+    sys.stdout.flush()
+
+
+def _print_answer(answer: Answer, streamed: bool) -> None:
+    if not streamed:
+        print(answer.answer)
+    else:
+        print()
+    if answer.error:
+        print(f"\nkebab: {answer.error}", file=sys.stderr)
+    if answer.citations:
+        print("\nSources:")
+        for c in answer.citations:
+            heading = " › ".join(c.heading_path)
+            print(f"  [#{c.marker}] {c.path}:{c.start_line}-{c.end_line}  {heading}")
+    elif answer.candidates:
+        print("\nNearest passages:")
+        for c in answer.candidates:
+            print(f"  {c.path}:{c.start_line}-{c.end_line}  {' › '.join(c.heading_path)}")
+
+
+def _dry_run(ws: Workspace, req: AskRequest, as_json: bool) -> None:
+    p = ws.prepare(req)
+    data = {"hits": p.hits, "gate": {"refusal": p.refusal, "top_cosine": p.top_cosine,
+                                     "coverage": p.coverage},
+            "template": p.template, "messages": p.messages, "prepare_ms": round(p.prepare_ms, 2)}
+    if as_json:
+        _print_json(data)
+        return
+    for i, h in enumerate(p.hits, 1):
+        print(f"{i:2}. {h.score:.3f} lex={h.lexical_score} cos={h.vector_score}  "
+              f"{h.path}:{h.start_line}-{h.end_line}")
+    print(f"\ngate: {p.refusal or 'pass'} (top cosine {p.top_cosine:.3f}, coverage "
+          f"{p.coverage:.2f}); template {p.template}; {p.prepare_ms:.1f} ms\n")
+    for m in p.messages:
+        print(f"--- {m.role} ---\n{m.content}\n")
+
+
+def answer_eval(questions: list[Question],
+                workspace: Callable[[Question], Workspace]) -> tuple[list[dict[str, Any]],
+                                                                   dict[str, Any]]:
+    """Answer every question; grounded/refusal/citation/key-fact rates and latency."""
+    rows: list[dict[str, Any]] = []
+
+    async def go() -> None:
+        for q in questions:
+            ws = workspace(q)
+            t = time.perf_counter()
+            a = await ws.ask(AskRequest(question=q.question))
+            ms = (time.perf_counter() - t) * 1000
+            cited_hits = [Hit(c.chunk_id, c.path, c.heading_path, c.start_line, c.end_line,
+                              "", c.content_hash, c.score) for c in a.citations]
+            valid = [any(matches(h, g) for g in q.gold) for h in cited_hits]
+            text = a.answer.lower()
+            rows.append({
+                "id": q.id, "mode": "answer", "kind": q.kind, "answerable": bool(q.gold),
+                "grounded": a.grounded, "refusal_reason": a.refusal_reason, "ms": round(ms, 1),
+                "citation_valid": (all(valid) if valid else None),
+                "must_contain": (all(s.lower() in text for s in q.must_contain)
+                                 if q.must_contain and a.grounded else None),
+                "answer": a.answer})
+
+    asyncio.run(go())
+    answerable = [r for r in rows if r["answerable"]]
+    unanswerable = [r for r in rows if not r["answerable"]]
+
+    def rate(items: list[dict[str, Any]], pred: Callable[[dict[str, Any]], bool]) -> float | None:
+        return round(sum(map(pred, items)) / len(items), 4) if items else None
+
+    with_facts = [r for r in answerable if q_has_facts(questions, r["id"])]
+    summary = {
+        "n": len(rows),
+        "grounded_rate": rate(answerable, lambda r: r["grounded"]),
+        "false_refusal_rate": rate(answerable, lambda r: not r["grounded"]),
+        "refusal_rate_unanswerable": rate(unanswerable, lambda r: not r["grounded"]),
+        "citation_validity": rate([r for r in answerable if r["citation_valid"] is not None],
+                                  lambda r: r["citation_valid"]),
+        "key_fact_rate": rate(with_facts, lambda r: bool(r["must_contain"])),
+        "latency_ms_p50": round(statistics.median(r["ms"] for r in rows), 1) if rows else None,
+        "latency_ms_p95": round(sorted(r["ms"] for r in rows)[int(0.95 * (len(rows) - 1))], 1)
+        if rows else None,
+    }
+    return rows, summary
+
+
+def q_has_facts(questions: list[Question], qid: str) -> bool:
+    return any(q.id == qid and q.must_contain for q in questions)

@@ -1,0 +1,62 @@
+"""Language models behind one seam: the `LanguageModel` protocol and `make_llm`.
+
+Every backend streams text pieces asynchronously. Faults surface as `LLMError` carrying any text
+that arrived before them, so the caller can keep the partial answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+import msgspec
+
+from kebab.config import LLMConfig
+
+
+class Evidence(msgspec.Struct, frozen=True):
+    """One packed passage as the model sees it, labelled `[#marker]`."""
+
+    marker: int
+    path: str
+    heading_path: list[str]
+    start_line: int
+    end_line: int
+    text: str
+
+
+class Message(msgspec.Struct, frozen=True):
+    role: str  # system | user | assistant
+    content: str
+
+
+class GenerateRequest(msgspec.Struct, frozen=True):
+    messages: list[Message]
+    question: str
+    evidence: list[Evidence]
+    temperature: float = 0.0
+    seed: int = 42
+    max_tokens: int = 1024
+
+
+class LanguageModel(Protocol):
+    backend: str
+    id: str
+    context_tokens: int
+
+    def stream(self, request: GenerateRequest) -> AsyncIterator[str]:
+        """Yield answer text pieces as they arrive; raise LLMError on a fault."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+def make_llm(cfg: LLMConfig, embedder: object | None = None) -> LanguageModel:
+    """The model a config asks for. The extractive answerer reuses the index's embedder."""
+    if cfg.backend == "extractive":
+        from kebab.llm.extractive import Extractive
+
+        return Extractive(embedder)  # type: ignore[arg-type]
+    from kebab.llm.http import HttpChat
+
+    return HttpChat(cfg)

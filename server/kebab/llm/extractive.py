@@ -1,0 +1,145 @@
+"""The embedded default answerer: quotes the evidence's best sentences, each cited `[#n]`.
+
+No model server, deterministic. Sentences (list items, table rows, a description line with the
+command under it) are scored by meaning (the index's embedding model) and by the question's terms.
+It refuses, in the question's language, when the evidence does not carry the question's key terms
+(names, numbers, identifiers, quoted words) or is too weak in both meaning and wording: the
+pipeline reads that refusal as `llm_self_judge`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kebab.llm import Evidence, GenerateRequest
+from kebab.text import cjk_terms, latin_terms, query_terms
+
+if TYPE_CHECKING:
+    from kebab.embed import Embedder
+
+REFUSAL_EN = "The notes do not contain enough evidence to answer this question."
+REFUSAL_KO = "노트에 이 질문에 답할 근거가 부족합니다."
+
+MIN_SUPPORT = 0.42  # combined meaning + wording score of the best sentence (fixtures, README)
+_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣\"'`(\[])|(?<=[다요음함])\.\s+")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_KEY_TERM = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']{2,})'|“([^”]+)”|(\b\w*[_\d]\w*\b)|"
+                       r"(?<!^)(?<![.?!]\s)\b([A-Z][a-zA-Z]+[A-Z]?\w*)\b")
+
+
+class Extractive:
+    backend = "extractive"
+    id = "extractive-v1"
+    context_tokens = 1_000_000
+
+    def __init__(self, embedder: Embedder | None) -> None:
+        self._embedder = embedder
+
+    async def aclose(self) -> None:
+        return None
+
+    async def stream(self, request: GenerateRequest) -> AsyncIterator[str]:
+        answer = self.answer(request.question, request.evidence)
+        for line in answer.splitlines(keepends=True):
+            yield line
+
+    def answer(self, question: str, evidence: list[Evidence]) -> str:
+        korean = bool(_HANGUL.search(question))
+        refusal = REFUSAL_KO if korean else REFUSAL_EN
+        units = [(ev, u) for ev in evidence for u in sentence_units(ev.text)]
+        if not units:
+            return refusal
+        if missing_key_terms(question, " ".join(ev.text for ev in evidence)):
+            return refusal
+        scores = self._scores(question, units)
+        order = sorted(range(len(units)), key=lambda i: (-scores[i], units[i][0].marker, i))
+        best = scores[order[0]]
+        if best < MIN_SUPPORT:
+            return refusal
+        chosen = [i for i in order[:3] if scores[i] >= best * 0.85]
+        chosen.sort(key=lambda i: (units[i][0].marker, i))
+        lines = []
+        for i in chosen:
+            ev, unit = units[i]
+            lines.append(f"{_as_line(unit)} [#{ev.marker}]")
+        return "\n".join(lines)
+
+    def _scores(self, question: str, units: list[tuple[Evidence, str]]) -> list[float]:
+        cos = [0.0] * len(units)
+        if self._embedder is not None:
+            vecs = self._embedder.embed([question] + [_context(ev) + u for ev, u in units])
+            cos = [float(x) for x in np.asarray(vecs[1:] @ vecs[0])]
+        latin, cjk = query_terms(question)
+        wanted = set(latin) | set(cjk)
+        out = []
+        for (ev, unit), c in zip(units, cos, strict=True):
+            have = set(latin_terms(unit)) | set(cjk_terms(unit))
+            context = set(latin_terms(_context(ev))) | set(cjk_terms(_context(ev)))
+            cover = (len(wanted & have) + 0.5 * len(wanted & (context - have))) / len(wanted) \
+                if wanted else 0.0
+            prior = 0.04 / ev.marker  # earlier evidence ranked higher by retrieval
+            out.append(0.65 * c + 0.35 * cover + prior)
+        return out
+
+
+def missing_key_terms(question: str, evidence_text: str) -> list[str]:
+    """Names, numbers, identifiers and quoted words of the question that the evidence lacks."""
+    haystack = evidence_text.lower()
+    missing = []
+    for match in _KEY_TERM.finditer(question):
+        term = next(g for g in match.groups() if g)
+        if len(term) < 2 or (term.isdigit() and len(term) < 2):
+            continue
+        if term.lower() not in haystack:
+            missing.append(term)
+    return missing
+
+
+def sentence_units(text: str) -> list[str]:
+    """Quotable units of a Markdown passage: sentences, list items, table rows, short code lines.
+
+    A line ending in ':' takes the next unit with it (tldr's "Description:" + command).
+    """
+    units: list[str] = []
+    in_fence = False
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if not line or (line.startswith("#") and not in_fence) or re.fullmatch(r"[|\-: ]+", line):
+            continue
+        if in_fence:
+            if len(line) <= 160 and not line.startswith("#"):
+                units.append(f"`{line}`")
+            continue
+        line = re.sub(r"^(>\s*)+", "", line)
+        line = re.sub(r"^\[![A-Za-z-]+\][+-]?\s*", "", line)
+        if re.match(r"^([-*+]|\d+[.)])\s+", line) or line.startswith("|"):
+            units.append(line)
+        elif units and units[-1].endswith((",", "-", "and", "or")) and not units[-1].startswith("`"):
+            units[-1] += " " + line
+        else:
+            units.extend(s for s in _SENTENCE_END.split(line) if s.strip())
+    merged: list[str] = []
+    for unit in units:
+        if merged and merged[-1].rstrip("*_ ").endswith(":") and len(merged[-1]) < 200:
+            merged[-1] = f"{merged[-1]} {unit}"
+        else:
+            merged.append(unit)
+    return [u for u in merged if len(u) > 3]
+
+
+def _context(ev: Evidence) -> str:
+    return " › ".join(ev.heading_path) + "\n" if ev.heading_path else ""
+
+
+def _as_line(unit: str) -> str:
+    unit = re.sub(r"^([-*+]|\d+[.)])\s+", "", unit.strip())
+    if unit.startswith("|"):
+        unit = " | ".join(c.strip() for c in unit.strip("|").split("|"))
+    return unit

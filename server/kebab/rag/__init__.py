@@ -1,0 +1,1 @@
+"""The ask pipeline and what it writes: gate → pack → prompt → generate → cite → footnotes → persist."""

@@ -1,0 +1,94 @@
+"""Fixtures shared by every test: one embedded model, and workspaces that never touch the user's dirs.
+
+Layer-specific fixtures belong in a conftest.py next to those tests (tests/lsp/, …).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kebab.embed.use import UniversalSentenceEncoder
+from kebab.workspace import Workspace
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory,
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the user's kebab.toml or KEBAB_* settings, or writes to the user cache."""
+    home = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    for name in [n for n in os.environ if n.startswith("KEBAB_")]:
+        monkeypatch.delenv(name)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> UniversalSentenceEncoder:
+    """The embedded USE model, loaded once for the whole run."""
+    model = UniversalSentenceEncoder()
+    model.embed(["warm up"])
+    return model
+
+
+WorkspaceFactory = Callable[..., Workspace]
+
+
+@pytest.fixture
+def open_workspace(tmp_path: Path, embedder: UniversalSentenceEncoder) -> Iterator[WorkspaceFactory]:
+    """`open_workspace(root, index_dir=None, **settings)`: a Workspace closed after the test.
+
+    The index lives under the test's tmp_path unless `index_dir` names another folder there.
+    """
+    opened: list[Workspace] = []
+
+    def factory(root: Path, index_dir: Path | None = None, **settings: Any) -> Workspace:
+        overrides = {"index_dir": str(index_dir or tmp_path / "index"), **settings}
+        ws = Workspace(root, overrides=overrides, embedder=embedder)
+        opened.append(ws)
+        return ws
+
+    yield factory
+    for ws in opened:
+        ws.close()
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    """An empty workspace root for the test to fill with `write_note`."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def fixture_workspace(tmp_path: Path) -> Path:
+    """A private copy of fixtures/workspace (the small labelled vault)."""
+    root = tmp_path / "workspace"
+    shutil.copytree(FIXTURES / "workspace", root)
+    return root
+
+
+NoteWriter = Callable[[Path, str, "str | bytes"], Path]
+
+
+def _write_note(root: Path, rel: str, text: str | bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return path
+
+
+@pytest.fixture
+def write_note() -> NoteWriter:
+    """`write_note(root, "a/b.md", text)`: folders created; text stored as UTF-8 exactly as given
+    (no newline translation), bytes as they are."""
+    return _write_note
