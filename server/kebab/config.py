@@ -57,7 +57,10 @@ class RagConfig(msgspec.Struct, forbid_unknown_fields=True):
     reserve_tokens: int = 512
     # Refuse without calling a model when the best vector hit is below this cosine AND no
     # lexical hit matched a meaningful share of the question's terms. Measured on fixtures.
-    min_cosine: float = 0.20
+    min_cosine: float = 0.16
+    # A question naming a word no note contains (e.g. "croissant", "Redis") is refused unless
+    # its best vector match is at least this close.
+    unknown_word_cosine: float = 0.50
     min_lexical_coverage: float = 0.34
     prompt_template_version: str = "rag-v1"
 

@@ -25,7 +25,7 @@ STOPWORDS = frozenset(_analyzer.analyze(
     "doing i me my we our you your it its this that these those what which who whom how why when "
     "where can could should would will shall may might must there here about into than then so "
     "if not no yes any some all also just only have has had get gets use used using please want "
-    "need tell explain show make way s t"))
+    "need tell explain show make way many much whose whichever s t"))
 
 def latin_terms(text: str) -> list[str]:
     """Stemmed lowercase word terms of the non-CJK parts of `text`."""

@@ -23,11 +23,11 @@ def encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
     with _lock:
         original = openai_public.load_tiktoken_bpe
         # tiktoken's constructor only wants the ranks; hand it the local ones.
-        openai_public.load_tiktoken_bpe = lambda *_a, **_k: load_ranks(name)  # type: ignore[assignment]
+        openai_public.load_tiktoken_bpe = lambda *_a, **_k: load_ranks(name)
         try:
             params = ctor()
         finally:
-            openai_public.load_tiktoken_bpe = original  # type: ignore[assignment]
+            openai_public.load_tiktoken_bpe = original
     return tiktoken.Encoding(**params)
 
 

@@ -80,7 +80,7 @@ def status(args: argparse.Namespace) -> int:
         emb = st.get("embedding")
         if isinstance(emb, dict):
             print(f"{'embedding':16} {emb['backend']}:{emb['id']} ({emb['dim']}-d)")
-        for s in st.get("skipped", []):  # type: ignore[union-attr]
+        for s in st.get("skipped", []):
             print(f"skipped          {s['path']}: {s['reason']}")
     return 0
 

@@ -16,8 +16,8 @@ from kebab.workspace import Workspace
 
 def run(args: argparse.Namespace) -> int:
     if args.compare:
-        result = ev.compare(*args.compare)
-        print(json.dumps(result, indent=2, ensure_ascii=False))
+        deltas = ev.compare(*args.compare)
+        print(json.dumps(deltas, indent=2, ensure_ascii=False))
         return 0
     if not args.questions:
         raise KebabError("eval needs a QUESTIONS.jsonl file (or --compare A B)")
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         return spaces[key]
 
     def search(q: ev.Question, mode: str, depth: int) -> list[Hit]:
-        return workspace(q).search(q.question, depth, mode)  # type: ignore[arg-type]
+        return workspace(q).search(q.question, depth, mode)
 
     try:
         for q in questions:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,6 +36,7 @@ from kebab.model import (
     IndexSummary,
     Skipped,
 )
+from kebab.text import latin_terms
 
 log = logging.getLogger(__name__)
 
@@ -240,6 +242,14 @@ class Index:
     def lexical_search(self, question: str, limit: int) -> list[tuple[int, float]]:
         latin, cjk = query_terms(question)
         return self.lexical.search(latin, cjk, limit)
+
+    def unknown_words(self, question: str) -> list[str]:
+        """The question's Latin-script content words (3+ letters) that no note contains."""
+        latin, _ = query_terms(question)
+        missing = set(self.lexical.unknown_terms([t for t in latin if len(t) >= 3], []))
+        words = dict.fromkeys(w for w in re.findall(r"[A-Za-z][\w.+#-]*", question)
+                              if set(latin_terms(w)) & missing)
+        return list(words) or sorted(missing)
 
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
         return self.vectors.search(query, limit) if self.vectors is not None else []

@@ -71,6 +71,14 @@ class Lexical:
         result = searcher.search(query, limit, count=False)
         return [(int(searcher.doc(addr)["key"][0]), float(score)) for score, addr in result.hits]
 
+    def unknown_terms(self, latin: list[str], cjk: list[str]) -> list[str]:
+        """Query terms that occur in no indexed passage at all."""
+        searcher = self.index.searcher()
+        out = [t for t in latin
+               if not any(searcher.doc_freq(f, t) for f in ("body", "heading", "path", "tags"))]
+        out += [t for t in cjk if not any(searcher.doc_freq(f, t) for f in ("cjk", "cjk_heading"))]
+        return out
+
     def count(self) -> int:
         return int(self.index.searcher().num_docs)
 

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -209,7 +210,7 @@ class Store:
                 "AND e.model=?", (model,)).fetchone()[0])
 
 
-def _chunk(row: tuple) -> Chunk:  # type: ignore[type-arg]
+def _chunk(row: tuple[Any, ...]) -> Chunk:
     return Chunk(id=row[1], path=row[2], heading_path=json.loads(row[3]), start_line=row[4],
                  end_line=row[5], text=row[6], content_hash=row[7], tokens=row[8], title=row[9],
                  tags=json.loads(row[10]))

@@ -56,7 +56,7 @@ def make_llm(cfg: LLMConfig, embedder: object | None = None) -> LanguageModel:
     if cfg.backend == "extractive":
         from kebab.llm.extractive import Extractive
 
-        return Extractive(embedder)  # type: ignore[arg-type]
+        return Extractive(embedder)
     from kebab.llm.http import HttpChat
 
     return HttpChat(cfg)

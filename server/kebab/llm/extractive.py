@@ -24,8 +24,14 @@ if TYPE_CHECKING:
 REFUSAL_EN = "The notes do not contain enough evidence to answer this question."
 REFUSAL_KO = "노트에 이 질문에 답할 근거가 부족합니다."
 
-MIN_SUPPORT = 0.42  # combined meaning + wording score of the best sentence (fixtures, README)
+MIN_SUPPORT = 0.36  # combined meaning + wording score of the best sentence (fixtures, README)
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣\"'`(\[])|(?<=[다요음함])\.\s+")
+# Questions whose answer is a quantity, a time or a version: prefer sentences with a number.
+_ASKS_NUMBER = re.compile(r"\b(how (much|many|long|often|old|big|large)|what (time|port|version|size"
+                          r"|percentage)|when|which (port|version))\b|얼마|몇|언제|시간|크기|버전|포트",
+                          re.IGNORECASE)
+_NUMBER = re.compile(r"\d")
+_LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _KEY_TERM = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']{2,})'|“([^”]+)”|(\b\w*[_\d]\w*\b)|"
                        r"(?<!^)(?<![.?!]\s)\b([A-Z][a-zA-Z]+[A-Z]?\w*)\b")
@@ -75,6 +81,7 @@ class Extractive:
             cos = [float(x) for x in np.asarray(vecs[1:] @ vecs[0])]
         latin, cjk = query_terms(question)
         wanted = set(latin) | set(cjk)
+        wants_number = bool(_ASKS_NUMBER.search(question))
         out = []
         for (ev, unit), c in zip(units, cos, strict=True):
             have = set(latin_terms(unit)) | set(cjk_terms(unit))
@@ -82,7 +89,8 @@ class Extractive:
             cover = (len(wanted & have) + 0.5 * len(wanted & (context - have))) / len(wanted) \
                 if wanted else 0.0
             prior = 0.04 / ev.marker  # earlier evidence ranked higher by retrieval
-            out.append(0.65 * c + 0.35 * cover + prior)
+            fits = 0.08 if wants_number and _NUMBER.search(unit) else 0.0
+            out.append(0.65 * c + 0.35 * cover + prior + fits)
         return out
 
 
@@ -102,36 +110,49 @@ def missing_key_terms(question: str, evidence_text: str) -> list[str]:
 def sentence_units(text: str) -> list[str]:
     """Quotable units of a Markdown passage: sentences, list items, table rows, short code lines.
 
-    A line ending in ':' takes the next unit with it (tldr's "Description:" + command).
+    Wrapped lines are joined first; a unit ending in ':' takes the next one with it (tldr's
+    "Description:" followed by its command); questions written in the notes are not answers.
     """
     units: list[str] = []
+    para: list[str] = []
+
+    def flush() -> None:
+        if para:
+            joined = " ".join(para)
+            if joined.startswith("|") or _LIST_ITEM.match(joined):
+                units.append(joined)
+            else:
+                units.extend(s for s in _SENTENCE_END.split(joined) if s.strip())
+            para.clear()
+
     in_fence = False
     for raw in text.split("\n"):
         line = raw.strip()
         if line.startswith(("```", "~~~")):
+            flush()
             in_fence = not in_fence
             continue
-        if not line or (line.startswith("#") and not in_fence) or re.fullmatch(r"[|\-: ]+", line):
-            continue
         if in_fence:
-            if len(line) <= 160 and not line.startswith("#"):
+            if line and len(line) <= 160 and not line.startswith("#"):
                 units.append(f"`{line}`")
             continue
         line = re.sub(r"^(>\s*)+", "", line)
         line = re.sub(r"^\[![A-Za-z-]+\][+-]?\s*", "", line)
-        if re.match(r"^([-*+]|\d+[.)])\s+", line) or line.startswith("|"):
-            units.append(line)
-        elif units and units[-1].endswith((",", "-", "and", "or")) and not units[-1].startswith("`"):
-            units[-1] += " " + line
-        else:
-            units.extend(s for s in _SENTENCE_END.split(line) if s.strip())
+        if not line or line.startswith("#") or re.fullmatch(r"[|\-: ]+", line):
+            flush()
+            continue
+        if line.startswith("|") or _LIST_ITEM.match(line):
+            flush()
+        para.append(line)
+    flush()
     merged: list[str] = []
     for unit in units:
         if merged and merged[-1].rstrip("*_ ").endswith(":") and len(merged[-1]) < 200:
             merged[-1] = f"{merged[-1]} {unit}"
         else:
             merged.append(unit)
-    return [u for u in merged if len(u) > 3]
+    return [u for u in merged
+            if len(u) > 3 and not u.rstrip("~*_ ").endswith("?") and "?~~" not in u]
 
 
 def _context(ev: Evidence) -> str:

@@ -117,7 +117,7 @@ def label_at(line: str, character: int) -> str | None:
     for m in REFERENCE.finditer(line):
         if m.start() <= character <= m.end():
             return m.group("label")
-    m = _ANY_DEFINITION.match(line)
-    if m and character <= m.end():
-        return m.group("label")
+    d = _ANY_DEFINITION.match(line)
+    if d and character <= d.end():
+        return d.group("label")
     return None

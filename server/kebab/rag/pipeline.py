@@ -103,9 +103,11 @@ def prepare(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest) -> P
     coverage = max((term_coverage(req.question, " ".join([*h.heading_path, h.text]))
                     for h in hits[:5]), default=0.0)
     refusal: RefusalReason | None = None
+    unknown = index.unknown_words(req.question)
     if not hits:
         refusal = "no_chunks"
-    elif _weak(hits, top_cos, coverage, cfg):
+    elif _weak(hits, top_cos, coverage, cfg) or (unknown and
+                                                  top_cos < cfg.rag.unknown_word_cosine):
         refusal = "score_gate"
     budget = min(cfg.rag.max_context_tokens,
                  llm.context_tokens - cfg.rag.reserve_tokens - cfg.llm.max_tokens - 600)
@@ -115,7 +117,8 @@ def prepare(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest) -> P
                                      max(budget - sum(tokens.count(e.text) for e in evidence), 0))
     return Prepared(req, hits, evidence, msgs, template, refusal, top_cos, coverage,
                     uuid.uuid4().hex[:16], started,
-                    prepare_ms=(time.perf_counter() - started) * 1000)
+                    prepare_ms=(time.perf_counter() - started) * 1000,
+                    extra={"unknown_words": unknown})
 
 
 async def ask(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest,
@@ -125,7 +128,8 @@ async def ask(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest,
     text, error, first_ms = "", None, None
     refusal = p.refusal
     if refusal is not None:
-        text = _refusal_text(req.question, refusal)
+        unknown = p.extra.get("unknown_words") or []
+        text = _refusal_text(req.question, refusal, unknown if isinstance(unknown, list) else [])
         if on_text:
             on_text(text)
     else:
@@ -252,8 +256,12 @@ def _weak(hits: list[Hit], top_cos: float, coverage: float, cfg: Config) -> bool
     return weak_meaning and coverage < cfg.rag.min_lexical_coverage
 
 
-def _refusal_text(question: str, reason: RefusalReason) -> str:
+def _refusal_text(question: str, reason: RefusalReason, unknown: list[str]) -> str:
     korean = any("\uac00" <= ch <= "\ud7a3" for ch in question)
     if reason == "no_chunks":
         return REFUSE_EMPTY_KO if korean else REFUSE_EMPTY_EN
-    return REFUSE_GATE_KO if korean else REFUSE_GATE_EN
+    text = REFUSE_GATE_KO if korean else REFUSE_GATE_EN
+    if unknown:
+        words = ", ".join(unknown)
+        text += f" (노트에 없는 단어: {words})" if korean else f" No note mentions: {words}."
+    return text
