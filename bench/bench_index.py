@@ -5,9 +5,12 @@ changed note until it is searchable, and memory.
 
 Phases inside sync and embed are timed by wrapping kebab's own functions for the run (nothing in
 server/ is changed), so the JSON says where the seconds go. The embedding phase is also compared
-with the embedder alone on the same texts and batch size: `embed_phase_over_alone` near 1 means
-the phase adds little around the model. Index dirs go under a temp dir unless --out is given
-(bench/out/... is git-ignored; bench_query.py reuses bench/out/index by default).
+with the embedder alone on the same texts and batch size, run batch by batch beside it (see
+AloneTwin): `embed_phase_over_alone` near 1 means the phase adds little around the model. On a
+loaded machine the twin's wall time is noisy; `embed_phase_over_model_calls` (phase over the time
+of kebab's own model calls inside it) isolates the overhead, and `twin_over_model_calls` shows the
+noise. Index dirs go under a temp dir unless --out is given (bench/out/ is git-ignored;
+bench_query.py and bench_vectors.py reuse bench/out/index by default).
 """
 
 from __future__ import annotations
@@ -17,96 +20,14 @@ import random
 import shutil
 import tempfile
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
-import kebab.index as kindex
 from _common import corpus_root, emit, log, machine, make_use_embedder, rss, stats_ms
-from kebab import markdown
+from _instrument import AloneTwin, PhaseTimes, clock, since
 from kebab.index import embedding_text
 from kebab.workspace import Workspace
-
-
-class PhaseTimes:
-    """Seconds and calls per named kebab function, collected while `patched` is active."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = defaultdict(float)
-        self.calls: dict[str, int] = defaultdict(int)
-
-    def _wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def timed_call(*args: Any, **kwargs: Any) -> Any:
-            t = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self.seconds[name] += time.perf_counter() - t
-                self.calls[name] += 1
-
-        return timed_call
-
-    @contextmanager
-    def patched(self, ws: Workspace) -> Iterator[None]:
-        ix = ws.index
-        targets: list[tuple[object, str, str]] = [
-            (kindex, "scan", "scan"),
-            (kindex, "read_note", "read_note"),
-            (markdown, "parse", "parse"),
-            (kindex, "embedding_text", "embedding_text"),
-            (ix.store, "documents", "sqlite_documents"),
-            (ix, "_write_batch", "write_batch"),
-            (ix.lexical, "write", "tantivy_write"),
-            (ix.store, "put_embeddings", "sqlite_put_vec"),
-            (ix.store, "pending_embeddings", "sqlite_pending"),
-            (ix.store, "count_pending", "sqlite_count_pending"),
-            (ix.store, "vectors_for", "sqlite_vectors_for"),
-            (ix, "_vectors_for_hashes", "vectors_for_hashes"),
-            (ix, "_save_vectors", "usearch_save"),
-            (ws.embedder, "embed", "model_embed"),
-        ]
-        if ix.vectors is not None:
-            targets += [
-                (ix.vectors, "add", "usearch_add"),
-                (ix.vectors, "remove", "usearch_remove"),
-            ]
-        with ExitStack() as stack:
-            for obj, attr, name in targets:
-                stack.enter_context(
-                    mock.patch.object(obj, attr, self._wrap(name, getattr(obj, attr)))
-                )
-            yield
-
-    def breakdown(self) -> dict[str, float]:
-        """Sync seconds split into parse / Tantivy / SQLite and the rest of the batch write."""
-        s = self.seconds
-        rest = s["write_batch"] - s["parse"] - s["tantivy_write"]
-        rest -= s["usearch_add"] + s["usearch_remove"] + s["sqlite_vectors_for"]
-        parts = {
-            "scan": s["scan"],
-            "read": s["read_note"],
-            "parse": s["parse"],
-            "tantivy": s["tantivy_write"],
-            "sqlite": rest + s["sqlite_documents"],
-        }
-        return {f"{k}_s": round(v, 3) for k, v in parts.items()}
-
-    def report(self) -> dict[str, Any]:
-        return {
-            k: {"s": round(v, 3), "calls": self.calls[k]} for k, v in sorted(self.seconds.items())
-        }
-
-
-def _clock() -> tuple[float, float]:
-    return time.perf_counter(), time.process_time()
-
-
-def _since(start: tuple[float, float]) -> dict[str, float]:
-    wall, cpu = _clock()
-    return {"wall_s": round(wall - start[0], 3), "cpu_s": round(cpu - start[1], 3)}
 
 
 def _searchable(ws: Workspace, marker: str, path: str, timeout: float = 5.0) -> tuple[bool, float]:
@@ -163,16 +84,16 @@ def bench_corpus(name: str, index_dir: Path, emb: Any, edits: int, resyncs: int)
     shutil.rmtree(index_dir, ignore_errors=True)
     overrides = {"index_dir": str(index_dir)}
     out: dict[str, Any] = {"corpus": name, "rss_before": rss()}
-    start = _clock()
+    start = clock()
     ws = Workspace(root, overrides=overrides, embedder=emb)
-    out["open_new_s"] = _since(start)["wall_s"]
+    out["open_new_s"] = since(start)["wall_s"]
 
     log(f"{name}: cold sync")
     phases = PhaseTimes()
-    start = _clock()
+    start = clock()
     with phases.patched(ws):
         summary = ws.sync()
-    sync = _since(start)
+    sync = since(start)
     out["files"], out["chunks"] = summary.files, summary.chunks
     out["skipped"], out["warnings"] = len(summary.skipped), len(summary.warnings)
     out["sync"] = {
@@ -184,13 +105,19 @@ def bench_corpus(name: str, index_dir: Path, emb: Any, edits: int, resyncs: int)
     }
 
     pending = ws.index.store.pending_embeddings(emb.id, 1 << 40)  # the texts embed() will take
-    texts = [embedding_text(c) for _, c in pending]
-    log(f"{name}: embedding {len(texts)} distinct chunk texts")
+    twin = AloneTwin(emb, [embedding_text(c) for _, c in pending])
+    log(
+        f"{name}: embedding {len(twin.texts)} distinct chunk texts (each batch twice: see AloneTwin)"
+    )
     phases = PhaseTimes()
-    start = _clock()
-    with phases.patched(ws):
+    start = clock()
+    with phases.patched(ws), mock.patch.object(emb, "embed", twin.wrap(emb.embed)):
         embedded = ws.embed()
-    emb_phase = _since(start)
+    raw = since(start)
+    emb_phase = {
+        "wall_s": round(raw["wall_s"] - twin.wall, 3),
+        "cpu_s": round(raw["cpu_s"] - twin.cpu, 3),
+    }
     out["embed"] = {
         **emb_phase,
         "texts": embedded,
@@ -200,28 +127,28 @@ def bench_corpus(name: str, index_dir: Path, emb: Any, edits: int, resyncs: int)
     out["rss_after_index"] = rss()
     out["cold_total_s"] = round(sync["wall_s"] + emb_phase["wall_s"], 3)
     out["sync_share_of_cold"] = round(sync["wall_s"] / max(out["cold_total_s"], 1e-9), 3)
-
-    log(f"{name}: embedder alone on the same {len(texts)} texts")
-    batch = ws.cfg.embed.batch_size
-    start = _clock()
-    for i in range(0, len(texts), batch):
-        emb.embed(texts[i : i + batch])
-    alone = _since(start)
     out["embed_alone"] = {
-        **alone,
-        "batch_size": batch,
-        "chunks_per_s": round(len(texts) / max(alone["wall_s"], 1e-9), 1),
+        "wall_s": round(twin.wall, 3),
+        "cpu_s": round(twin.cpu, 3),
+        "batch_size": ws.cfg.embed.batch_size,
+        "batches": twin.calls,
+        "texts_match_kebab_batches": twin.mismatches == 0 and twin.offset == len(twin.texts),
+        "chunks_per_s": round(len(twin.texts) / max(twin.wall, 1e-9), 1),
     }
-    out["embed_phase_over_alone"] = round(emb_phase["wall_s"] / max(alone["wall_s"], 1e-9), 3)
+    out["embed_phase_over_alone"] = round(emb_phase["wall_s"] / max(twin.wall, 1e-9), 3)
+    model = phases.seconds["embedder.embed"]
+    out["embed_phase_over_alone_cpu"] = round(emb_phase["cpu_s"] / max(twin.cpu, 1e-9), 3)
+    out["embed_phase_over_model_calls"] = round(emb_phase["wall_s"] / max(model, 1e-9), 3)
+    out["twin_over_model_calls"] = round(twin.wall / max(model, 1e-9), 3)
 
     log(f"{name}: no-change re-sync x{resyncs}")
     times = []
     for _ in range(resyncs):
         phases = PhaseTimes()
-        start = _clock()
+        start = clock()
         with phases.patched(ws):
             again = ws.sync()
-        times.append(_since(start)["wall_s"])
+        times.append(since(start)["wall_s"])
     out["resync_nochange"] = {
         "wall_s": times,
         "min_s": min(times),
@@ -232,12 +159,12 @@ def bench_corpus(name: str, index_dir: Path, emb: Any, edits: int, resyncs: int)
 
     log(f"{name}: reopen the index")
     ws.close()
-    start = _clock()
+    start = clock()
     ws = Workspace(root, overrides=overrides, embedder=emb)
-    out["reopen_s"] = _since(start)["wall_s"]
-    start = _clock()
+    out["reopen_s"] = since(start)["wall_s"]
+    start = clock()
     ws.sync()
-    out["first_sync_after_reopen_s"] = _since(start)["wall_s"]
+    out["first_sync_after_reopen_s"] = since(start)["wall_s"]
 
     log(f"{name}: {edits} edited notes")
     out["edit"] = changed_notes(ws, root, edits)

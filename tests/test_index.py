@@ -368,6 +368,10 @@ def test_an_index_killed_while_indexing_opens_cleanly_and_catches_up(
     assert (summary.files, summary.chunks) == (fresh_summary.files, fresh_summary.chunks), context
     assert _chunk_ids(ws) == _chunk_ids(fresh), context
     assert ws.status()["vectors"] == fresh.status()["vectors"] == fresh_summary.chunks, context
-    for query in ("kestrel falcon", "token12x0", "edited41x1 lantern", "fresh2"):
+    # Queries with clear winners: BM25 statistics legitimately differ between an index that was
+    # updated in place and a fresh one (Tantivy counts deleted documents until it merges), so
+    # near-ties further down may order differently; the winners may not.
+    for query, depth in (("kestrel falcon", 3), ("token12x0", 1), ("edited41x1", 1), ("fresh2", 1)):
         for mode in ("lexical", "hybrid"):
-            assert _top(ws, query, mode) == _top(fresh, query, mode), (query, mode, context)
+            got, want = _top(ws, query, mode)[:depth], _top(fresh, query, mode)[:depth]
+            assert got == want, (query, mode, context)

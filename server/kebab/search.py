@@ -2,7 +2,10 @@
 
 Hybrid fuses the two ranked lists with Reciprocal Rank Fusion (k=60), weighted, and normalised
 to [0, 1] by the best score a chunk could reach; ties go to the better lexical rank, then the
-chunk id. Raw BM25 and cosine scores ride along on each hit for the refusal gate and for eval.
+chunk id. Plain RRF buries a passage that one retriever ranks first and the other misses (an
+exact identifier match fell to rank 16 in our eval), so each retriever's rank-1 hit is lifted to
+the fused top score: on fixtures/eval this raised MRR from 0.698 to 0.728 and hit@1 from 0.57 to
+0.60 (see README). Raw BM25 and cosine scores ride along on each hit for the refusal gate and for eval.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class Fusion:
     rrf_k: int = 60
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
+    protect_top: bool = True  # each retriever's rank-1 hit leads the fused list
 
 
 def search(index: Index, query: str, k: int = 10, mode: SearchMode = "hybrid",
@@ -72,7 +76,7 @@ def fuse(lexical: list[tuple[int, float]], vector: list[tuple[int, float]], fusi
     vec_score = dict(vector)
     weights = (fusion.lexical_weight if lexical else 0.0) + (fusion.vector_weight if vector else 0.0)
     best = weights / (fusion.rrf_k + 1) or 1.0
-    scored: list[tuple[float, int, str, int]] = []
+    raw: dict[int, float] = {}
     for key in lex_rank.keys() | vec_rank.keys():
         if key not in chunks:
             continue  # removed between the search and the lookup
@@ -81,9 +85,14 @@ def fuse(lexical: list[tuple[int, float]], vector: list[tuple[int, float]], fusi
             s += fusion.lexical_weight / (fusion.rrf_k + lex_rank[key])
         if key in vec_rank:
             s += fusion.vector_weight / (fusion.rrf_k + vec_rank[key])
-        scored.append((-s / best, lex_rank.get(key, 1 << 30), chunks[key].id, key))
+        raw[key] = s / best
+    if fusion.protect_top and raw and lexical and vector:
+        top = max(raw.values())
+        for key in {lexical[0][0], vector[0][0]} & raw.keys():
+            raw[key] = top + raw[key] * 1e-6  # lifted, keeping their fused order
+    scored = [(-s, lex_rank.get(key, 1 << 30), chunks[key].id, key) for key, s in raw.items()]
     scored.sort()
-    return [_hit(chunks[key], -neg, lex_score.get(key), vec_score.get(key), lex_rank.get(key),
+    return [_hit(chunks[key], min(-neg, 1.0), lex_score.get(key), vec_score.get(key), lex_rank.get(key),
                  vec_rank.get(key)) for neg, _, _, key in scored]
 
 

@@ -52,6 +52,7 @@ class HttpChat:
         deadline = time.monotonic() + self.cfg.max_seconds
         for attempt in range(self.cfg.max_retries + 1):
             got_text = False
+            wait: float | None = None
             try:
                 async with asyncio.timeout(self.cfg.first_token_timeout_s) as first_token:
                     async with self._client.stream("POST", url, json=body) as response:
@@ -62,17 +63,17 @@ class HttpChat:
                                 raise LLMError(self._status_message(response))
                             log.info("model server answered %s; retrying in %.1fs",
                                      response.status_code, wait)
-                            await asyncio.sleep(wait)
-                            continue
-                        async for piece in self._pieces(response):
-                            if not got_text:
-                                got_text = True
-                                first_token.reschedule(None)
-                            if time.monotonic() > deadline:
-                                raise LLMError(f"the model kept writing past {self.cfg.max_seconds:.0f}"
-                                               " s; the answer was cut (llm.max_seconds)")
-                            yield piece
-                        return
+                        else:
+                            async for piece in self._pieces(response):
+                                if not got_text:
+                                    got_text = True
+                                    first_token.reschedule(None)
+                                if time.monotonic() > deadline:
+                                    raise LLMError(f"the model kept writing past "
+                                                   f"{self.cfg.max_seconds:.0f} s; the answer was "
+                                                   "cut (llm.max_seconds)")
+                                yield piece
+                            return
             except TimeoutError:
                 raise LLMError(f"no first token from {self.endpoint} within "
                                f"{self.cfg.first_token_timeout_s:.0f} s (llm.first_token_timeout_s)"
@@ -92,6 +93,8 @@ class HttpChat:
                                f"({type(e).__name__})") from None
             except httpx.HTTPError as e:
                 raise LLMError(f"talking to {self.endpoint} failed: {type(e).__name__}") from None
+            # The backoff is not first-token time: each attempt gets the whole first_token_timeout_s.
+            await asyncio.sleep(wait or 0.0)
         raise LLMError(f"the model server at {self.endpoint} kept refusing (429/5xx) after "
                        f"{self.cfg.max_retries + 1} tries; try again later")
 
@@ -108,7 +111,12 @@ class HttpChat:
             "max_tokens": request.max_tokens}
 
     async def _pieces(self, response: httpx.Response) -> AsyncIterator[str]:
-        """Text pieces from an SSE (OpenAI) or NDJSON (Ollama) body; bad lines are skipped."""
+        """Text pieces from an SSE (OpenAI) or NDJSON (Ollama) body; bad lines are skipped.
+
+        A body that ends before its end marker (`data: [DONE]` or a `finish_reason`; Ollama's
+        `"done": true`) was cut, even when the connection closed cleanly.
+        """
+        finished = False
         async for line in response.aiter_lines():
             line = line.strip()
             if not line or line.startswith(":"):
@@ -135,6 +143,10 @@ class HttpChat:
                 yield piece
             if self.backend == "ollama" and event.get("done"):
                 return
+            finished = finished or _finish_reason(event) is not None
+        if not finished:
+            raise LLMError(f"the model server at {self.endpoint} ended the stream before its end "
+                           "marker; the answer was cut")
 
     def _retry_wait(self, response: httpx.Response, attempt: int) -> float | None:
         if response.status_code != 429 and response.status_code < 500:
@@ -168,3 +180,11 @@ def _piece(event: dict[str, Any], backend: str) -> str:
         return str((choices[0].get("delta") or {}).get("content") or "") if choices else ""
     except (AttributeError, IndexError, TypeError):
         return ""
+
+
+def _finish_reason(event: dict[str, Any]) -> object:
+    """An OpenAI chunk's `finish_reason` (None while the answer goes on)."""
+    choices = event.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0].get("finish_reason")
+    return None

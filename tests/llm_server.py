@@ -1,0 +1,306 @@
+"""A scripted chat-model server for tests: real HTTP on 127.0.0.1, the real wire formats.
+
+    with ModelServer() as server:
+        server.script(Reply(status=429, headers={"Retry-After": "1"}), Reply(["Hi [#1]"]))
+        ws = Workspace(root, overrides={"llm": llm_settings(server)}, ...)
+
+It answers `POST /v1/chat/completions` as an OpenAI-compatible server streams (`stream: true`):
+Server-Sent Events, one `data: {chat.completion.chunk}` per piece, a final chunk with
+`finish_reason`, then `data: [DONE]`. It answers `POST /api/chat` as Ollama does: NDJSON lines
+`{"message": {...}, "done": false}` ending with a `"done": true` line.
+
+The n-th request gets the n-th scripted `Reply` (the last one repeats), so one script describes
+a whole retry sequence. Every request is recorded with its headers and JSON body, including the
+ones that were refused, hung or cut.
+
+Below the server: `llm_settings` (kebab's `llm` settings that point at it) and `clone_fixture`
+(a private copy of fixtures/workspace with an index built once per test session, so a test pays
+milliseconds rather than seconds for its workspace).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Literal
+
+OPENAI_PATH = "/v1/chat/completions"
+OLLAMA_PATH = "/api/chat"
+
+
+class Raw(str):
+    """A line sent exactly as given (garbage, an SSE comment, an `event:` line), newline added."""
+
+
+@dataclass
+class Reply:
+    """What the server does with one request.
+
+    pieces   text pieces, each sent as one event; a `Raw` item is sent verbatim instead.
+    status   HTTP status; anything but 200 sends `body` (a JSON error) with `headers`.
+    headers  extra response headers, e.g. {"Retry-After": "1"}.
+    delay    seconds before each piece (before the first one too).
+    hang     seconds to wait after reading the request, before sending a single byte.
+    cut      drop the connection after the pieces, without the end marker.
+    framing  "chunked" (a cut is an incomplete chunked body) or "close" (the body ends when the
+             connection closes, so a cut looks like a clean end of stream).
+    forever  after the pieces, keep sending `forever_piece` every `delay` (at least 10 ms) until
+             the client goes away.
+    """
+
+    pieces: Sequence[str] = ()
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: str = ""
+    delay: float = 0.0
+    hang: float = 0.0
+    cut: bool = False
+    framing: Literal["chunked", "close"] = "chunked"
+    forever: bool = False
+    forever_piece: str = "more "
+
+
+@dataclass
+class Received:
+    """One request as the server saw it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-case names
+    body: Any  # the JSON body, or the raw text when it was not JSON
+    at: float  # time.monotonic() when it arrived
+
+    def messages(self) -> list[dict[str, str]]:
+        return list(self.body.get("messages", [])) if isinstance(self.body, dict) else []
+
+    def message(self, role: str) -> str:
+        """The content of the last message with `role`."""
+        return next(m["content"] for m in reversed(self.messages()) if m["role"] == role)
+
+
+class ModelServer:
+    """A real HTTP server on an ephemeral port, served from a background thread."""
+
+    def __init__(self, model: str = "m") -> None:
+        self.model = model
+        self.requests: list[Received] = []
+        self._script: list[Reply] = [Reply(["Scripted answer [#1]."])]
+        self._lock = threading.Lock()
+        self.stopping = threading.Event()
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd.owner = self
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="model-server",
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def script(self, *replies: Reply) -> ModelServer:
+        """Replies for the coming requests, in order; the last one answers all later requests."""
+        if not replies:
+            raise ValueError("script at least one reply")
+        with self._lock:
+            self._script = list(replies)
+        return self
+
+    def answer(self, *pieces: str, **options: Any) -> ModelServer:
+        """Shorthand: every request gets a 200 streaming these pieces."""
+        return self.script(Reply(pieces, **options))
+
+    def _next(self, received: Received) -> Reply:
+        with self._lock:
+            n = len(self.requests)
+            self.requests.append(received)
+            return self._script[min(n, len(self._script) - 1)]
+
+    def stop(self) -> None:
+        self.stopping.set()  # wakes every handler that hangs or streams
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> ModelServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def closed_port_url() -> str:
+    """A base URL on 127.0.0.1 where nothing listens (the port was just free)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    owner: ModelServer
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client that went away mid-stream is what several tests are about
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        owner = self.server.owner
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length).decode("utf-8", "replace")
+        try:
+            body: Any = json.loads(raw)
+        except ValueError:
+            body = raw
+        received = Received("POST", self.path, {k.lower(): v for k, v in self.headers.items()},
+                            body, time.monotonic())
+        reply = owner._next(received)
+        if reply.hang and owner.stopping.wait(reply.hang):
+            self.close_connection = True
+            return
+        if self.path not in (OPENAI_PATH, OLLAMA_PATH):
+            self._send_error(404, {}, json.dumps({"error": f"no route {self.path}"}))
+            return
+        if reply.status != 200:
+            self._send_error(reply.status, reply.headers,
+                             reply.body or json.dumps({"error": {"message": f"status {reply.status}",
+                                                                 "type": "scripted"}}))
+            return
+        try:
+            self._stream(reply, ollama=self.path == OLLAMA_PATH)
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            self.close_connection = True
+
+    def _send_error(self, status: int, headers: Mapping[str, str], text: str) -> None:
+        data = text.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    # streaming --------------------------------------------------------------------------------
+    def _stream(self, reply: Reply, ollama: bool) -> None:
+        owner = self.server.owner
+        chunked = reply.framing == "chunked"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson" if ollama else "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+
+        def send(line: str) -> None:
+            data = (line + "\n").encode() if ollama else (line + "\n\n").encode()
+            if isinstance(line, Raw):
+                data = (line + "\n").encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+            self.wfile.flush()
+
+        def wait(seconds: float) -> bool:
+            """Sleep; False when the server is shutting down."""
+            return not owner.stopping.wait(seconds) if seconds > 0 else not owner.stopping.is_set()
+
+        if not ollama:
+            send(self._sse({"role": "assistant", "content": ""}, None))
+        for piece in reply.pieces:
+            if not wait(reply.delay):
+                return
+            if isinstance(piece, Raw):
+                send(piece)
+            else:
+                send(self._ndjson(piece, False) if ollama else self._sse({"content": piece}, None))
+        while reply.forever:
+            if not wait(max(reply.delay, 0.01)):
+                return
+            piece = reply.forever_piece
+            send(self._ndjson(piece, False) if ollama else self._sse({"content": piece}, None))
+        if reply.cut:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if ollama:
+            send(self._ndjson("", True))
+        else:
+            send(self._sse({}, "stop"))
+            send("data: [DONE]")
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+    def _sse(self, delta: dict[str, str], finish: str | None) -> str:
+        event = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0,
+                 "model": self.server.owner.model,
+                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return "data: " + json.dumps(event, ensure_ascii=False)
+
+    def _ndjson(self, content: str, done: bool) -> str:
+        event: dict[str, Any] = {"model": self.server.owner.model,
+                                 "created_at": "2024-01-01T00:00:00Z",
+                                 "message": {"role": "assistant", "content": content},
+                                 "done": done}
+        if done:
+            event.update(done_reason="stop", total_duration=1000, eval_count=3)
+        return json.dumps(event, ensure_ascii=False)
+
+
+# pointing kebab at it ---------------------------------------------------------------------------
+
+
+def llm_settings(server: ModelServer | str, backend: str = "openai", **extra: Any) -> dict[str, Any]:
+    """kebab's `llm` settings for the server (or a URL), with timeouts short enough for tests."""
+    url = server.url if isinstance(server, ModelServer) else server
+    return {"backend": backend, "endpoint": url, "model": "m", "max_retries": 2,
+            "connect_timeout_s": 2, "first_token_timeout_s": 2, "idle_timeout_s": 5,
+            "max_seconds": 20, **extra}
+
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE_WORKSPACE = REPO / "fixtures" / "workspace"
+_template: dict[str, Path] = {}
+_template_lock = threading.Lock()
+
+
+def clone_fixture(base: Path, dest: Path, embedder: Any) -> tuple[Path, Path]:
+    """(root, index_dir) under `dest`: a copy of fixtures/workspace and of its index.
+
+    The index is built once per session under `base` (the embedder is the session's shared one);
+    copies keep the notes' mtimes, so `Workspace.refresh()` finds them unchanged.
+    """
+    from kebab.workspace import Workspace
+
+    with _template_lock:
+        if "root" not in _template:
+            root, index_dir = base / "template" / "workspace", base / "template" / "idx"
+            shutil.copytree(FIXTURE_WORKSPACE, root)
+            with Workspace(root, overrides={"index_dir": str(index_dir)},
+                           embedder=embedder) as ws:
+                ws.refresh()
+            _template.update(root=root, index=index_dir)
+    root, index_dir = dest / "workspace", dest / "idx"
+    shutil.copytree(_template["root"], root)
+    shutil.copytree(_template["index"], index_dir)
+    return root, index_dir
