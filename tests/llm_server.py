@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -304,3 +305,38 @@ def clone_fixture(base: Path, dest: Path, embedder: Any) -> tuple[Path, Path]:
     shutil.copytree(_template["root"], root)
     shutil.copytree(_template["index"], index_dir)
     return root, index_dir
+
+
+def answer_rows(index_dir: Path) -> list[dict[str, Any]]:
+    """Every row of the answers table, read from the index's SQLite file (not through kebab)."""
+    db = sqlite3.connect(f"file:{index_dir / 'kebab.sqlite'}?mode=ro", uri=True)
+    try:
+        db.row_factory = sqlite3.Row
+        return [dict(r) for r in db.execute("SELECT * FROM answers ORDER BY id")]
+    finally:
+        db.close()
+
+
+async def ask(ws: Any, question: str, **request: Any) -> Any:
+    """`ws.ask(...)` as a front end calls it, checking what holds for every outcome.
+
+    The streamed pieces add up to `answer.answer`; exactly one answers row is written, and the
+    stored `answer.v1` is the one returned.
+    """
+    from kebab.model import to_builtins
+    from kebab.rag import store
+    from kebab.rag.pipeline import AskRequest
+
+    before = len(answer_rows(ws.index.dir))
+    streamed: list[str] = []
+    answer = await ws.ask(AskRequest(question=question, **request), streamed.append)
+    rows = answer_rows(ws.index.dir)
+    assert len(rows) == before + 1, "every answer, refusals and errors included, is one row"
+    assert rows[-1]["id"] == answer.id
+    assert "".join(streamed) == answer.answer
+    stored = store.get(ws.index.store, answer.id)
+    assert stored is not None
+    expected = to_builtins(answer)
+    assert isinstance(expected, dict)
+    assert to_builtins(stored) == {**expected, "id": None, "explain": None}
+    return answer

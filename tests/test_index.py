@@ -339,18 +339,18 @@ def test_an_index_killed_while_indexing_opens_cleanly_and_catches_up(
 ):
     seed = random.randrange(1 << 30)
     rng = random.Random(seed)
-    _generate(notes, 240, rng)
+    _generate(notes, 200, rng)
     killed_dir = tmp_path / "killed-index"
     delays = []
     for round_ in range(3):
-        delay = rng.uniform(0.3, 2.5)
+        delay = rng.uniform(0.2, 2.0)
         delays.append(round(delay, 2))
         proc = _kebab_index(notes, killed_dir)
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         # the notes keep changing between runs: edits, a deletion, a new note
-        for i in range(round_, 240, 40):
+        for i in range(round_, 200, 40):
             (notes / f"group{i % 7}" / f"note {i:03}.md").write_text(
                 f"# Note {i}\n\nneedle edited{i}x{round_} lantern\n", encoding="utf-8"
             )

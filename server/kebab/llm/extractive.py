@@ -66,7 +66,7 @@ class Extractive:
         best = scores[order[0]]
         if best < MIN_SUPPORT:
             return refusal
-        chosen = [i for i in order[:3] if scores[i] >= best * 0.85]
+        chosen = [i for i in order[:3] if scores[i] >= best * 0.9]
         chosen.sort(key=lambda i: (units[i][0].marker, i))
         lines = []
         for i in chosen:

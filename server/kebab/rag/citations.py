@@ -11,10 +11,13 @@ import re
 
 MARKER = re.compile(r"\[#(\d{1,3})\]")
 
+# "X does not include Y" is a fact about X; only the sources lacking something is a refusal.
+_SOURCES = r"\b(notes?|evidence|passages?|context|sources?|documents?|text|information)\s+"
 _LACK = re.compile(
     r"(not enough (evidence|information)|insufficient (evidence|information)|"
-    r"(do|does|did) not (contain|mention|say|include|provide|cover)|"
-    r"(don't|doesn't) (contain|mention|say|include|provide|cover)|cannot answer|can't answer|"
+    rf"{_SOURCES}(do|does|did) not (contain|mention|say|include|provide|cover)|"
+    rf"{_SOURCES}(don't|doesn't|didn't|don’t|doesn’t|didn’t) "
+    r"(contain|mention|say|include|provide|cover)|cannot answer|can't answer|"
     r"unable to answer|no (relevant )?(information|evidence)|not (mentioned|covered) in|"
     r"근거가 (부족|없)|근거 부족|정보가 (없|부족)|답할 수 없|알 수 없|언급(이|되어 있지) 없|찾을 수 없)",
     re.IGNORECASE)

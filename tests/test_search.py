@@ -1,0 +1,228 @@
+"""Search as a user sees it: lexical, vector and hybrid hits, filters, Korean, odd queries."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kebab.model import to_builtins
+
+MODES = ("hybrid", "lexical", "vector")
+
+
+def paths(hits) -> list[str]:
+    return [h.path for h in hits]
+
+
+# Korean and identifiers ---------------------------------------------------------------------
+
+KOREAN_NOTES = {
+    "vpn.md": "# VPN\n\nWireGuard 설정을 바꾸려면 wg0.conf 파일을 편집하고 서비스를 다시 시작한다.\n",
+    "lunch.md": "# 점심\n\n오늘 점심은 김치찌개를 먹었다. 다음 주에는 비빔밥을 먹자.\n",
+    "meeting.md": "# 회의록\n\n다음 회의는 월요일 오전에 열린다. 안건은 채용 계획이다.\n",
+}
+
+
+def test_a_korean_question_finds_a_note_that_uses_another_particle(
+    notes, write_note, open_workspace
+):
+    for rel, text in KOREAN_NOTES.items():
+        write_note(notes, rel, text)
+    ws = open_workspace(notes)
+    ws.refresh()
+    assert "설정은" not in KOREAN_NOTES["vpn.md"]
+    for mode in ("lexical", "hybrid"):
+        hits = ws.search("설정은 어떻게 바꾸나요?", k=3, mode=mode)
+        assert paths(hits)[0] == "vpn.md", mode
+    assert ws.search("설정은 어떻게 바꾸나요?", k=3, mode="lexical")[0].lexical_score > 0
+
+
+IDENTIFIER_NOTES = {
+    "cors.md": "# CORS\n\nThe API gateway sets `allow_credentials: true` for the admin origin.\n",
+    "vault.md": "# Vault\n\nCredentials for the staging database live in the team vault.\n",
+    "guests.md": "# Guests\n\nWe allow guests on the wifi after they sign the form.\n",
+}
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["allow_credentials:", "allow_credentials", "cors.allow_credentials: true", "allow_credentials:?"],
+)
+def test_an_identifier_with_colons_and_underscores_is_found(
+    query, notes, write_note, open_workspace
+):
+    for rel, text in IDENTIFIER_NOTES.items():
+        write_note(notes, rel, text)
+    ws = open_workspace(notes)
+    ws.refresh()
+    assert paths(ws.search(query, k=3, mode="lexical"))[0] == "cors.md"
+    assert paths(ws.search(query, k=3, mode="hybrid"))[0] == "cors.md"
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["", "   ", ":", "AND OR NOT", '"unclosed', "title:foo", "(*)", "+-!^~?", "field:[a TO b]",
+     "\x00", "🍣", "a" * 2000, "설", "\u200b\ufeff"],
+)
+def test_queries_that_break_query_parsers_do_not_crash(query, notes, write_note, open_workspace):
+    write_note(notes, "a.md", "# A\n\nSome text about foo and title fields. 🍣 설정\n")
+    ws = open_workspace(notes)
+    ws.refresh()
+    for mode in MODES:
+        hits = ws.search(query, k=5, mode=mode)
+        assert isinstance(hits, list)
+        assert all(h.path == "a.md" for h in hits)
+
+
+# modes, scores, determinism -----------------------------------------------------------------
+
+
+@pytest.fixture
+def small_vault(notes, write_note):
+    write_note(
+        notes,
+        "ops/backup.md",
+        "---\ntags: [ops, homelab]\n---\n# Backups\n\nThe nightly backup runs at 02:30 with restic.\n"
+        "\n## Retention\n\nDaily snapshots are kept for seven days.\n",
+    )
+    write_note(
+        notes,
+        "ops/nginx.md",
+        "# Nginx\n\nnginx listens on port 8443 for public HTTPS. #ops #web\n",
+    )
+    write_note(
+        notes,
+        "rust/ownership.md",
+        "# Ownership\n\nEach value in Rust has one owner; borrowing lends it out.\n\n"
+        "## Backup of values\n\nClone a value to keep a backup copy before moving it.\n",
+    )
+    write_note(
+        notes,
+        "cooking/bread.md",
+        "# Sourdough\n\nFeed the starter the night before baking. #baking\n",
+    )
+    return notes
+
+
+def test_every_mode_returns_hits_with_the_raw_scores_behind_them(small_vault, open_workspace):
+    ws = open_workspace(small_vault)
+    ws.refresh()
+    query = "when does the nightly backup run?"
+    by_mode = {mode: ws.search(query, k=5, mode=mode) for mode in MODES}
+    for mode, hits in by_mode.items():
+        assert hits, mode
+        assert paths(hits)[0] == "ops/backup.md", mode
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True), mode
+        assert all(0.0 <= s <= 1.0 for s in scores), mode
+    lexical, vector, hybrid = by_mode["lexical"], by_mode["vector"], by_mode["hybrid"]
+    assert all(h.lexical_score and h.lexical_score > 0 and h.vector_score is None for h in lexical)
+    assert [h.lexical_rank for h in lexical] == list(range(1, len(lexical) + 1))
+    assert all(h.vector_score is not None and h.lexical_score is None for h in vector)
+    assert all(-1.0 <= h.vector_score <= 1.0 for h in vector)  # cosine
+    assert [h.vector_rank for h in vector] == list(range(1, len(vector) + 1))
+    top = hybrid[0]
+    assert top.lexical_score is not None and top.vector_score is not None
+    assert top.lexical_rank == 1
+
+
+def test_the_same_query_twice_gives_identical_hits(small_vault, open_workspace):
+    ws = open_workspace(small_vault)
+    ws.refresh()
+    for mode in MODES:
+        for query in ("backup", "How long are snapshots kept?", "백업 보관 기간"):
+            first = to_builtins(ws.search(query, k=10, mode=mode))
+            second = to_builtins(ws.search(query, k=10, mode=mode))
+            assert first == second, (mode, query)
+
+
+def test_hits_point_at_the_lines_they_quote(small_vault, open_workspace):
+    ws = open_workspace(small_vault)
+    ws.refresh()
+    hits = ws.search("backup", k=10, mode="hybrid")
+    assert len(hits) >= 3
+    for h in hits:
+        lines = re.split(r"\r\n|\r|\n", (small_vault / h.path).read_text(encoding="utf-8"))
+        assert "\n".join(lines[h.start_line - 1 : h.end_line]) == h.text
+    retention = next(h for h in hits if h.heading_path == ["Backups", "Retention"])
+    assert (retention.start_line, retention.end_line) == (8, 10)  # "## Retention" .. its text
+
+
+def test_k_limits_the_number_of_hits(small_vault, open_workspace):
+    ws = open_workspace(small_vault)
+    ws.refresh()
+    for mode in MODES:
+        assert len(ws.search("backup ops nginx rust bread", k=2, mode=mode)) == 2
+
+
+def test_a_heading_match_outranks_the_same_word_in_a_body(notes, write_note, open_workspace):
+    write_note(notes, "a.md", "# Groceries\n\nBuy apples, flour and a new whisk for the kitchen.\n")
+    write_note(notes, "b.md", "# Whisk\n\nBuy apples, flour and a new bowl for the kitchen.\n")
+    ws = open_workspace(notes)
+    ws.sync()
+    assert paths(ws.search("whisk", k=2, mode="lexical")) == ["b.md", "a.md"]
+
+
+def test_search_answers_from_bm25_before_any_vectors_exist(small_vault, open_workspace):
+    ws = open_workspace(small_vault)
+    summary = ws.sync()  # chunks and BM25 only; embedding has not run
+    assert summary.pending_vectors == summary.chunks
+    hybrid = ws.search("nightly backup", k=5, mode="hybrid")
+    assert paths(hybrid)[0] == "ops/backup.md"
+    assert all(h.vector_score is None for h in hybrid)
+    assert ws.search("nightly backup", k=5, mode="vector") == []
+
+
+def test_wikilinks_and_embeds_are_found_by_their_link_text(notes, write_note, open_workspace):
+    write_note(
+        notes,
+        "index.md",
+        "# Index\n\nStart with [[k8s-cluster|the cluster runbook]].\n\n![[architecture-diagram.png]]\n",
+    )
+    write_note(notes, "other.md", "# Other\n\nNothing to see here about clusters.\n")
+    ws = open_workspace(notes)
+    ws.sync()
+    assert paths(ws.search("runbook", k=3, mode="lexical")) == ["index.md"]
+    assert paths(ws.search("architecture diagram", k=3, mode="lexical")) == ["index.md"]
+
+
+# filters ------------------------------------------------------------------------------------
+
+
+def test_a_path_glob_keeps_only_matching_notes(small_vault, open_workspace):
+    ws = open_workspace(small_vault)
+    ws.refresh()
+    assert "rust/ownership.md" in paths(ws.search("backup", k=10))
+    for mode in MODES:
+        hits = ws.search("backup", k=10, mode=mode, path_glob="ops/**")
+        assert hits, mode
+        assert {h.path for h in hits} <= {"ops/backup.md", "ops/nginx.md"}, mode
+        assert paths(ws.search("backup", k=10, mode=mode, path_glob="rust/*.md"))[0] == (
+            "rust/ownership.md"
+        )
+        assert ws.search("backup", k=10, mode=mode, path_glob="nowhere/**") == []
+
+
+def test_a_tag_filter_keeps_only_notes_with_that_tag(small_vault, open_workspace):
+    ws = open_workspace(small_vault)
+    ws.refresh()
+    for mode in MODES:
+        front_matter = ws.search("backup", k=10, mode=mode, tag="homelab")
+        assert paths(front_matter) and set(paths(front_matter)) == {"ops/backup.md"}, mode
+        inline = ws.search("port https backup", k=10, mode=mode, tag="#Web")
+        assert set(paths(inline)) == {"ops/nginx.md"}, mode
+        both = ws.search("backup", k=10, mode=mode, tag="ops", path_glob="ops/nginx.md")
+        assert set(paths(both)) <= {"ops/nginx.md"}, mode
+        assert ws.search("backup", k=10, mode=mode, tag="nonexistent") == []
+
+
+# across languages ---------------------------------------------------------------------------
+
+
+def test_a_korean_question_finds_the_english_note_by_meaning(fixture_workspace, open_workspace):
+    ws = open_workspace(fixture_workspace)
+    ws.refresh()
+    hits = ws.search("백업은 몇 시에 실행되나요?", k=3, mode="vector")
+    assert "ops/backup.md" in paths(hits)
+    assert all(h.vector_score is not None for h in hits)
