@@ -21,8 +21,9 @@ FIXTURES = REPO / "fixtures"
 
 
 @pytest.fixture(autouse=True)
-def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory,
-                        monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_user_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No test reads the user's kebab.toml or KEBAB_* settings, or writes to the user cache."""
     home = tmp_path_factory.mktemp("xdg")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
@@ -43,7 +44,9 @@ WorkspaceFactory = Callable[..., Workspace]
 
 
 @pytest.fixture
-def open_workspace(tmp_path: Path, embedder: UniversalSentenceEncoder) -> Iterator[WorkspaceFactory]:
+def open_workspace(
+    tmp_path: Path, embedder: UniversalSentenceEncoder
+) -> Iterator[WorkspaceFactory]:
     """`open_workspace(root, index_dir=None, **settings)`: a Workspace closed after the test.
 
     The index lives under the test's tmp_path unless `index_dir` names another folder there.

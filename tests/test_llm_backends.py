@@ -48,15 +48,17 @@ def server() -> Iterator[ModelServer]:
 
 
 @pytest.fixture
-async def make_ws(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
-                  embedder: UniversalSentenceEncoder) -> AsyncIterator[MakeWorkspace]:
+async def make_ws(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, embedder: UniversalSentenceEncoder
+) -> AsyncIterator[MakeWorkspace]:
     """`make_ws(llm_settings)`: a copy of fixtures/workspace with its own index and answers."""
     opened: list[Workspace] = []
 
     def make(llm: dict[str, Any], name: str = "a", **settings: Any) -> Workspace:
         root, index_dir = clone_fixture(tmp_path_factory.getbasetemp(), tmp_path / name, embedder)
-        ws = Workspace(root, overrides={"index_dir": str(index_dir), "llm": llm, **settings},
-                       embedder=embedder)
+        ws = Workspace(
+            root, overrides={"index_dir": str(index_dir), "llm": llm, **settings}, embedder=embedder
+        )
         opened.append(ws)
         ws.refresh()
         return ws
@@ -78,8 +80,9 @@ def assert_llm_error(answer: Any, *, partial: str = "") -> None:
 # the wire formats ---------------------------------------------------------------------------
 
 
-async def test_openai_sse_answer_streams_and_is_grounded(server: ModelServer,
-                                                         make_ws: MakeWorkspace) -> None:
+async def test_openai_sse_answer_streams_and_is_grounded(
+    server: ModelServer, make_ws: MakeWorkspace
+) -> None:
     server.answer(*ANSWER)
     ws = make_ws(llm_settings(server))
     answer = await ask(ws, QUESTION)
@@ -104,8 +107,9 @@ async def test_openai_sse_answer_streams_and_is_grounded(server: ModelServer,
     assert QUESTION in user and "<evidence>" in user and '<passage marker="[#1]"' in user
 
 
-async def test_ollama_ndjson_answer_streams_and_is_grounded(server: ModelServer,
-                                                            make_ws: MakeWorkspace) -> None:
+async def test_ollama_ndjson_answer_streams_and_is_grounded(
+    server: ModelServer, make_ws: MakeWorkspace
+) -> None:
     server.answer(*ANSWER)
     ws = make_ws(llm_settings(server, "ollama"))
     answer = await ask(ws, QUESTION, temperature=0.3, seed=7)
@@ -121,17 +125,29 @@ async def test_ollama_ndjson_answer_streams_and_is_grounded(server: ModelServer,
 
 
 @pytest.mark.parametrize("backend", ["openai", "ollama"])
-async def test_malformed_lines_are_skipped(server: ModelServer, make_ws: MakeWorkspace,
-                                           backend: str) -> None:
+async def test_malformed_lines_are_skipped(
+    server: ModelServer, make_ws: MakeWorkspace, backend: str
+) -> None:
     if backend == "openai":
-        junk = [Raw("data: {not json"), Raw("event: message"), Raw(": keep-alive"),
-                Raw("data: [1, 2, 3]"), Raw('data: {"choices": []}'),
-                Raw('data: {"choices": [{"delta": {"content": null}}]}'),
-                Raw("garbage without a field name"), Raw('data: "a string"')]
+        junk = [
+            Raw("data: {not json"),
+            Raw("event: message"),
+            Raw(": keep-alive"),
+            Raw("data: [1, 2, 3]"),
+            Raw('data: {"choices": []}'),
+            Raw('data: {"choices": [{"delta": {"content": null}}]}'),
+            Raw("garbage without a field name"),
+            Raw('data: "a string"'),
+        ]
     else:
-        junk = [Raw("{not json"), Raw("[1, 2, 3]"), Raw('{"message": "not an object"}'),
-                Raw('{"message": {"content": null}, "done": false}'), Raw("garbage"),
-                Raw('"a string"')]
+        junk = [
+            Raw("{not json"),
+            Raw("[1, 2, 3]"),
+            Raw('{"message": "not an object"}'),
+            Raw('{"message": {"content": null}, "done": false}'),
+            Raw("garbage"),
+            Raw('"a string"'),
+        ]
     server.answer(ANSWER[0], *junk, *ANSWER[1:])
     ws = make_ws(llm_settings(server, backend))
     answer = await ask(ws, QUESTION)
@@ -141,8 +157,9 @@ async def test_malformed_lines_are_skipped(server: ModelServer, make_ws: MakeWor
 
 @pytest.mark.parametrize("backend", ["openai", "ollama"])
 @pytest.mark.parametrize("pieces", [[], ["", "  ", "\n"]], ids=["nothing", "whitespace"])
-async def test_empty_answer_is_an_llm_error(server: ModelServer, make_ws: MakeWorkspace,
-                                            backend: str, pieces: list[str]) -> None:
+async def test_empty_answer_is_an_llm_error(
+    server: ModelServer, make_ws: MakeWorkspace, backend: str, pieces: list[str]
+) -> None:
     server.answer(*pieces)
     ws = make_ws(llm_settings(server, backend))
     answer = await ask(ws, QUESTION)
@@ -151,10 +168,14 @@ async def test_empty_answer_is_an_llm_error(server: ModelServer, make_ws: MakeWo
     assert answer.citations == []
 
 
-async def test_error_event_mid_stream_keeps_the_partial_answer(server: ModelServer,
-                                                               make_ws: MakeWorkspace) -> None:
-    server.answer("The backup runs [#1]", Raw('data: {"error": {"message": "model overloaded"}}'),
-                  " never seen")
+async def test_error_event_mid_stream_keeps_the_partial_answer(
+    server: ModelServer, make_ws: MakeWorkspace
+) -> None:
+    server.answer(
+        "The backup runs [#1]",
+        Raw('data: {"error": {"message": "model overloaded"}}'),
+        " never seen",
+    )
     ws = make_ws(llm_settings(server))
     answer = await ask(ws, QUESTION)
     assert_llm_error(answer, partial="The backup runs [#1]")
@@ -165,10 +186,12 @@ async def test_error_event_mid_stream_keeps_the_partial_answer(server: ModelServ
 # connection faults --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("backend", "hint"), [("openai", "the model server"),
-                                               ("ollama", "Ollama")])
-async def test_connection_refused_says_no_llm_at_the_endpoint(make_ws: MakeWorkspace,
-                                                              backend: str, hint: str) -> None:
+@pytest.mark.parametrize(
+    ("backend", "hint"), [("openai", "the model server"), ("ollama", "Ollama")]
+)
+async def test_connection_refused_says_no_llm_at_the_endpoint(
+    make_ws: MakeWorkspace, backend: str, hint: str
+) -> None:
     url = closed_port_url()
     ws = make_ws(llm_settings(url, backend))
     started = time.monotonic()
@@ -178,14 +201,18 @@ async def test_connection_refused_says_no_llm_at_the_endpoint(make_ws: MakeWorks
     assert time.monotonic() - started < 5  # bounded retries with short backoff
 
 
-@pytest.mark.parametrize("reply", [
-    Reply(["too late [#1]"], hang=10),  # not even a status line
-    Reply(["too late [#1]"], delay=10),  # headers, then silence
-    Reply([Raw(": keep-alive")] * 40 + ["too late [#1]"], delay=0.1),  # comments only
-], ids=["before-status", "after-headers", "keepalives-only"])
-async def test_no_first_token_in_time_is_an_llm_error(server: ModelServer,
-                                                      make_ws: MakeWorkspace,
-                                                      reply: Reply) -> None:
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(["too late [#1]"], hang=10),  # not even a status line
+        Reply(["too late [#1]"], delay=10),  # headers, then silence
+        Reply([Raw(": keep-alive")] * 40 + ["too late [#1]"], delay=0.1),  # comments only
+    ],
+    ids=["before-status", "after-headers", "keepalives-only"],
+)
+async def test_no_first_token_in_time_is_an_llm_error(
+    server: ModelServer, make_ws: MakeWorkspace, reply: Reply
+) -> None:
     server.script(reply)
     ws = make_ws(llm_settings(server, first_token_timeout_s=1))
     started = time.monotonic()
@@ -199,13 +226,12 @@ async def test_no_first_token_in_time_is_an_llm_error(server: ModelServer,
 
 @pytest.mark.parametrize("backend", ["openai", "ollama"])
 @pytest.mark.parametrize("framing", ["chunked", "close"])
-async def test_stream_cut_midway_keeps_the_partial_text(server: ModelServer,
-                                                        make_ws: MakeWorkspace, backend: str,
-                                                        framing: str) -> None:
+async def test_stream_cut_midway_keeps_the_partial_text(
+    server: ModelServer, make_ws: MakeWorkspace, backend: str, framing: str
+) -> None:
     """A dropped connection ends the answer as llm_error, even when the body ended "cleanly"
     (close-delimited) but without the stream's end marker."""
-    server.answer("The backup job runs ", "every day at 02:30 [#1] and", cut=True,
-                  framing=framing)
+    server.answer("The backup job runs ", "every day at 02:30 [#1] and", cut=True, framing=framing)
     ws = make_ws(llm_settings(server, backend))
     answer = await ask(ws, QUESTION)
     partial = "The backup job runs every day at 02:30 [#1] and"
@@ -217,12 +243,11 @@ async def test_stream_cut_midway_keeps_the_partial_text(server: ModelServer,
     assert json.loads(row["answer"])["answer"] == partial
 
 
-@pytest.mark.parametrize("backend", ["openai", "ollama"])
-async def test_never_ending_stream_is_cut_at_max_seconds(server: ModelServer,
-                                                         make_ws: MakeWorkspace,
-                                                         backend: str) -> None:
+async def test_never_ending_stream_is_cut_at_max_seconds(
+    server: ModelServer, make_ws: MakeWorkspace
+) -> None:
     server.answer("Counting [#1]: ", forever=True, delay=0.05)
-    ws = make_ws(llm_settings(server, backend, max_seconds=2))
+    ws = make_ws(llm_settings(server, max_seconds=2))
     started = time.monotonic()
     answer = await ask(ws, QUESTION)
     elapsed = time.monotonic() - started
@@ -232,8 +257,7 @@ async def test_never_ending_stream_is_cut_at_max_seconds(server: ModelServer,
     assert 1.9 <= elapsed < 5
 
 
-async def test_cancelled_answer_is_still_a_row(server: ModelServer,
-                                               make_ws: MakeWorkspace) -> None:
+async def test_cancelled_answer_is_still_a_row(server: ModelServer, make_ws: MakeWorkspace) -> None:
     server.answer("Counting [#1]: ", forever=True, delay=0.05)
     ws = make_ws(llm_settings(server))
     first = asyncio.Event()
@@ -259,8 +283,9 @@ async def test_cancelled_answer_is_still_a_row(server: ModelServer,
 # retries ------------------------------------------------------------------------------------
 
 
-async def test_429_with_retry_after_then_success(server: ModelServer,
-                                                 make_ws: MakeWorkspace) -> None:
+async def test_429_with_retry_after_then_success(
+    server: ModelServer, make_ws: MakeWorkspace
+) -> None:
     """Retry-After is honoured, and the wait does not eat the next attempt's first-token time."""
     server.script(Reply(status=429, headers={"Retry-After": "1"}), Reply(ANSWER))
     ws = make_ws(llm_settings(server, first_token_timeout_s=1))
@@ -272,17 +297,24 @@ async def test_429_with_retry_after_then_success(server: ModelServer,
 
 
 @pytest.mark.parametrize("backend", ["openai", "ollama"])
-async def test_500_twice_then_success(server: ModelServer, make_ws: MakeWorkspace,
-                                      backend: str) -> None:
-    server.script(Reply(status=500), Reply(status=503), Reply(ANSWER))
+async def test_500_twice_then_success(
+    server: ModelServer, make_ws: MakeWorkspace, backend: str
+) -> None:
+    # Retry-After: 0 keeps the test quick; the default backoff is timed in the next test.
+    server.script(
+        Reply(status=500, headers={"Retry-After": "0"}),
+        Reply(status=503, headers={"Retry-After": "0"}),
+        Reply(ANSWER),
+    )
     ws = make_ws(llm_settings(server, backend))
     answer = await ask(ws, QUESTION)
     assert answer.grounded is True and answer.answer == "".join(ANSWER)
     assert len(server.requests) == 3
 
 
-async def test_500_forever_gives_up_after_bounded_retries(server: ModelServer,
-                                                          make_ws: MakeWorkspace) -> None:
+async def test_500_forever_gives_up_after_bounded_retries(
+    server: ModelServer, make_ws: MakeWorkspace
+) -> None:
     server.script(Reply(status=500))
     ws = make_ws(llm_settings(server, max_retries=2))
     started = time.monotonic()
@@ -295,13 +327,17 @@ async def test_500_forever_gives_up_after_bounded_retries(server: ModelServer,
     assert time.monotonic() - started < 6
 
 
-@pytest.mark.parametrize(("status", "says"), [
-    (401, "refused the credentials (401); check the key in $KEBAB_TEST_LLM_KEY"),
-    (404, "model 'm' not found"),
-    (400, "answered 400"),
-])
-async def test_client_errors_are_not_retried(server: ModelServer, make_ws: MakeWorkspace,
-                                             status: int, says: str) -> None:
+@pytest.mark.parametrize(
+    ("status", "says"),
+    [
+        (401, "refused the credentials (401); check the key in $KEBAB_TEST_LLM_KEY"),
+        (404, "model 'm' not found"),
+        (400, "answered 400"),
+    ],
+)
+async def test_client_errors_are_not_retried(
+    server: ModelServer, make_ws: MakeWorkspace, status: int, says: str
+) -> None:
     server.script(Reply(status=status))
     ws = make_ws(llm_settings(server, api_key_env="KEBAB_TEST_LLM_KEY"))
     answer = await ask(ws, QUESTION)
@@ -313,17 +349,24 @@ async def test_client_errors_are_not_retried(server: ModelServer, make_ws: MakeW
 # the API key --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("script", [
-    [Reply(ANSWER)],
-    [Reply(status=429, headers={"Retry-After": "0"}), Reply(ANSWER)],
-    [Reply(status=401)],
-    [Reply(["The backup runs [#1]"], cut=True)],
-], ids=["answer", "retry", "401", "cut"])
-async def test_api_key_is_sent_and_never_shown(server: ModelServer, make_ws: MakeWorkspace,
-                                               monkeypatch: pytest.MonkeyPatch,
-                                               caplog: pytest.LogCaptureFixture,
-                                               capsys: pytest.CaptureFixture[str],
-                                               script: list[Reply]) -> None:
+@pytest.mark.parametrize(
+    "script",
+    [
+        [Reply(ANSWER)],
+        [Reply(status=429, headers={"Retry-After": "0"}), Reply(ANSWER)],
+        [Reply(status=401)],
+        [Reply(["The backup runs [#1]"], cut=True)],
+    ],
+    ids=["answer", "retry", "401", "cut"],
+)
+async def test_api_key_is_sent_and_never_shown(
+    server: ModelServer,
+    make_ws: MakeWorkspace,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+    script: list[Reply],
+) -> None:
     secret = "sk-kebab-test-8f3a1c9e5b7d2f4a6c8e0b1d3f5a7c9e"
     monkeypatch.setenv("MY_LLM_KEY", secret)
     caplog.set_level(logging.DEBUG)

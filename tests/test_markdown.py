@@ -152,7 +152,9 @@ def test_a_table_is_never_split() -> None:
 
 
 def test_fenced_code_is_never_split() -> None:
-    code = "```python\n" + "\n".join(f"x{i} = compute({i})  # step {i}" for i in range(80)) + "\n```"
+    code = (
+        "```python\n" + "\n".join(f"x{i} = compute({i})  # step {i}" for i in range(80)) + "\n```"
+    )
     text = f"# Code\n\nbefore\n\n{code}\n\n\nafter\n"
     note = markdown.parse("n.md", text, target_tokens=30, max_tokens=60)
     holding = [c for c in note.chunks if "compute(" in c.text]
@@ -228,7 +230,9 @@ def test_inline_tags_become_note_tags_but_code_urls_and_numbers_do_not() -> None
 
 # ids ----------------------------------------------------------------------------------------
 
-THREE_SECTIONS = "# Doc\n\nintro\n\n## One\n\none text\n\n## Two\n\ntwo text\n\n## Three\n\nthree text\n"
+THREE_SECTIONS = (
+    "# Doc\n\nintro\n\n## One\n\none text\n\n## Two\n\ntwo text\n\n## Three\n\nthree text\n"
+)
 
 
 def test_the_same_note_gives_the_same_chunk_ids() -> None:

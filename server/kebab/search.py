@@ -31,7 +31,7 @@ class Filters:
         if self.tag and self.tag.lower().lstrip("#") not in chunk.tags:
             return False
         if self.path_glob:
-            spec = pathspec.PathSpec.from_lines("gitwildmatch", [self.path_glob])
+            spec = pathspec.PathSpec.from_lines("gitignore", [self.path_glob])
             return spec.match_file(chunk.path)
         return True
 

@@ -108,6 +108,7 @@ class Index:
         counts = {"added": 0, "updated": 0, "unchanged": 0, "deleted": 0}
         warnings: list[Skipped] = []
         todo: list[tuple[NoteFile, str]] = []
+        read_warnings: dict[str, str] = {}
         touch: list[NoteFile] = []
         for i, note in enumerate(notes):
             doc = known.get(note.path)
@@ -123,7 +124,7 @@ class Index:
                 on_disk.discard(note.path)
                 continue
             if problem:
-                warnings.append(Skipped(note.path, problem))
+                read_warnings[note.path] = problem
             if doc is not None and doc.content_hash == markdown.content_hash(text):
                 counts["unchanged"] += 1
                 touch.append(note)
@@ -142,7 +143,7 @@ class Index:
             for start in range(0, max(len(todo), 1), _BATCH_FILES):
                 batch = todo[start:start + _BATCH_FILES]
                 last = start + _BATCH_FILES >= len(todo)
-                warnings += self._write_batch(batch, deleted if last else [])
+                warnings += self._write_batch(batch, deleted if last else [], read_warnings)
                 if progress:
                     progress("indexing", min(start + _BATCH_FILES, len(todo)), len(todo))
             with self.store.transaction() as db:
@@ -168,12 +169,15 @@ class Index:
         with self.writing():
             self._write_batch([], [path])
 
-    def _write_batch(self, batch: list[tuple[NoteFile, str]], deleted: list[str]) -> list[Skipped]:
+    def _write_batch(self, batch: list[tuple[NoteFile, str]], deleted: list[str],
+                     read_warnings: dict[str, str] | None = None) -> list[Skipped]:
         warnings: list[Skipped] = []
         parsed = []
         for note, text in batch:
             parsed_note = markdown.parse(note.path, text, self.cfg.chunk_target_tokens,
                                          self.cfg.chunk_max_tokens)
+            if read_warnings and note.path in read_warnings:
+                parsed_note.warnings.insert(0, read_warnings[note.path])
             warnings += [Skipped(note.path, w) for w in parsed_note.warnings]
             parsed.append((note, text, parsed_note))
         removed: list[int] = []

@@ -35,7 +35,7 @@ def scan(root: Path, extra_ignores: list[str], max_bytes: int) -> tuple[list[Not
     notes: list[NoteFile] = []
     skipped: list[Skipped] = []
     visited: set[str] = set()
-    base_spec = pathspec.PathSpec.from_lines("gitwildmatch", extra_ignores)
+    base_spec = pathspec.PathSpec.from_lines("gitignore", extra_ignores)
     _walk(root, root, "", [(root, base_spec)], visited, notes, skipped, max_bytes)
     notes.sort(key=lambda n: n.path)
     return notes, skipped
@@ -132,7 +132,7 @@ def _ignore_specs(folder: Path) -> list[pathspec.PathSpec]:
         if f.is_file():
             try:
                 specs.append(pathspec.PathSpec.from_lines(
-                    "gitwildmatch", f.read_text(encoding="utf-8", errors="replace").splitlines()))
+                    "gitignore", f.read_text(encoding="utf-8", errors="replace").splitlines()))
             except (OSError, ValueError):
                 continue
     return specs

@@ -103,11 +103,11 @@ def show(ls: LanguageServer, problems: list[str]) -> None:
 
 def _bad_path(message: str) -> list[str]:
     where = _WHERE.search(message)
-    path = [p for p in where.group(1).split(".") if p] if where else []
+    path = [p.split("[")[0] for p in where.group(1).split(".")] if where else []
     unknown = _UNKNOWN.search(message)
     if unknown:
         path.append(unknown.group(1))
-    return [p for p in path if not p.startswith("[")]
+    return [p for p in path if p]
 
 
 def _drop(options: dict[str, Any], path: list[str]) -> bool:

@@ -1,0 +1,215 @@
+"""The workspace folders the client opened, each with its kebab Workspace and index state.
+
+A folder's Workspace opens in a worker thread; requests wait only for that (not for indexing) and
+answer from what is indexed so far. Index writes go through `Folder.writing()`, one at a time;
+background embedding yields to any writer that is waiting. When settings change, a new Workspace
+replaces the old one, which closes once the requests still using it are done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import msgspec
+
+from kebab import config as config_mod
+from kebab.config import Config
+from kebab.errors import KebabError, WorkspaceError
+from kebab.lsp import text as textmod
+from kebab.lsp.served import ServedWorkspace
+
+if TYPE_CHECKING:
+    from kebab.embed import Embedder
+    from kebab.lsp.indexing import Indexer
+
+log = logging.getLogger(__name__)
+
+State = Literal["opening", "indexing", "ready", "failed", "closed"]
+NOTE_SUFFIXES = (".md", ".markdown")
+
+
+class Folder:
+    """One workspace root."""
+
+    def __init__(self, uri: str, root: Path) -> None:
+        self.uri = uri
+        self.root = root
+        self.ws: ServedWorkspace | None = None
+        self.cfg: Config | None = None
+        self.state: State = "opening"
+        self.phase = ""
+        self.done = 0
+        self.total = 0
+        self.error: str | None = None
+        self.opened = asyncio.Event()
+        self.writers_waiting = 0
+        self.indexer: Indexer | None = None
+        self._lane = asyncio.Lock()
+        self._users: dict[int, int] = {}
+        self._retired: dict[int, ServedWorkspace] = {}
+
+    # opening and closing -------------------------------------------------------------------
+    async def open(self, cfg: Config, embedder: Embedder | None = None) -> None:
+        """Open (or, with new settings, reopen) this folder's Workspace."""
+        if self.ws is not None and cfg == self.cfg:
+            return
+        try:
+            ws = await asyncio.to_thread(ServedWorkspace, self.root, cfg, None, embedder)
+        except KebabError as e:
+            self.state, self.error = "failed", str(e)
+            self.opened.set()
+            raise
+        async with self.writing():
+            old, self.ws, self.cfg = self.ws, ws, cfg
+            self.error = None
+            if self.state in ("opening", "failed"):
+                self.state = "indexing"
+        self.opened.set()
+        if old is not None:
+            self._retire(old)
+
+    async def close(self) -> None:
+        self.state = "closed"
+        if self.indexer is not None:
+            await self.indexer.stop()
+        async with self.writing():
+            ws, self.ws = self.ws, None
+        if ws is not None:
+            self._retire(ws)
+
+    # using ----------------------------------------------------------------------------------
+    async def workspace(self) -> ServedWorkspace:
+        """The Workspace, once open (indexing may still be running)."""
+        await self.opened.wait()
+        if self.ws is None:
+            raise WorkspaceError(f"the workspace {self.root} could not be opened: {self.error}")
+        return self.ws
+
+    @asynccontextmanager
+    async def use(self) -> AsyncIterator[ServedWorkspace]:
+        """The Workspace, kept open until the caller is done even if settings replace it."""
+        ws = await self.workspace()
+        self._users[id(ws)] = self._users.get(id(ws), 0) + 1
+        try:
+            yield ws
+        finally:
+            self._users[id(ws)] -= 1
+            if not self._users[id(ws)]:
+                del self._users[id(ws)]
+                retired = self._retired.pop(id(ws), None)
+                if retired is not None:
+                    asyncio.get_running_loop().create_task(retired.aclose())
+
+    @asynccontextmanager
+    async def writing(self) -> AsyncIterator[ServedWorkspace | None]:
+        """Hold the folder's one write lane (background embedding gives way while we wait)."""
+        self.writers_waiting += 1
+        try:
+            await self._lane.acquire()
+        finally:
+            self.writers_waiting -= 1
+        try:
+            yield self.ws
+        finally:
+            self._lane.release()
+
+    def relpath(self, path: Path) -> str | None:
+        """Workspace-relative path of a file inside this root, or None."""
+        try:
+            rel = Path(os.path.abspath(path)).relative_to(self.root)
+        except ValueError:
+            return None
+        return rel.as_posix() if rel.parts and ".." not in rel.parts else None
+
+    def status_line(self) -> str:
+        if self.state == "indexing" and self.total:
+            unit = "passages embedded" if self.phase == "embedding" else "files"
+            return f"indexing {self.root.name}: {self.done}/{self.total} {unit}"
+        if self.state == "failed":
+            return f"{self.root.name}: {self.error}"
+        return f"{self.root.name}: {self.state}"
+
+    def _retire(self, ws: ServedWorkspace) -> None:
+        if self._users.get(id(ws)):
+            self._retired[id(ws)] = ws
+        else:
+            asyncio.get_running_loop().create_task(ws.aclose())
+
+
+class Folders:
+    """Every open folder, and which one a note belongs to (the deepest root holding it)."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, Folder] = {}
+
+    def __iter__(self) -> Iterator[Folder]:
+        return iter(list(self._items.values()))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def add(self, uri: str) -> Folder | None:
+        path = textmod.path_of(uri)
+        if path is None or not path.is_dir():
+            log.warning("not a local folder, not indexed: %s", uri)
+            return None
+        root = path.resolve()
+        key = root.as_posix()
+        if key not in self._items:
+            self._items[key] = Folder(uri, root)
+        return self._items[key]
+
+    def remove(self, uri: str) -> Folder | None:
+        path = textmod.path_of(uri)
+        return self._items.pop(path.resolve().as_posix(), None) if path else None
+
+    def first(self) -> Folder | None:
+        return next(iter(self._items.values()), None)
+
+    def at(self, uri: str) -> tuple[Folder, str] | None:
+        """(folder, workspace-relative path) of the document at `uri`."""
+        path = textmod.path_of(uri)
+        if path is None:
+            return None
+        best: tuple[Folder, str] | None = None
+        for folder in self._items.values():
+            rel = folder.relpath(path)
+            if rel is not None and (best is None or len(folder.root.parts) >
+                                    len(best[0].root.parts)):
+                best = (folder, rel)
+        if best is None:  # the client may name the note through a symlinked folder
+            real = path.resolve()
+            if real != path:
+                return self.at(textmod.uri_of(real))
+        return best
+
+    def index_dir_taken(self, folder: Folder, index_dir: str) -> bool:
+        """Another open folder already keeps its index in `index_dir`."""
+        want = Path(index_dir).expanduser().resolve()
+        return any(f is not folder and f.cfg is not None and f.cfg.index_dir and
+                   Path(f.cfg.index_dir).expanduser().resolve() == want for f in self)
+
+    def embedder_for(self, cfg: Config) -> Embedder | None:
+        """An embedder another folder already loaded with the same settings (one model in memory)."""
+        for f in self:
+            if f.ws is not None and f.cfg is not None and f.cfg.embed == cfg.embed:
+                return f.ws.embedder
+        return None
+
+
+def is_note(path: str) -> bool:
+    return path.lower().endswith(NOTE_SUFFIXES)
+
+
+def own_index_dir(cfg: Config, folder: Folder, folders: Folders) -> Config:
+    """One index per root: a shared `index_dir` gets a subfolder per root past the first."""
+    if cfg.index_dir and folders.index_dir_taken(folder, cfg.index_dir):
+        sub = Path(cfg.index_dir).expanduser() / config_mod.default_index_dir(folder.root).name
+        return msgspec.structs.replace(cfg, index_dir=str(sub))
+    return cfg
