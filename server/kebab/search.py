@@ -44,6 +44,9 @@ class Fusion:
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
     protect_top: bool = True  # each retriever's rank-1 hit leads the fused list
+    # A passage in the question's script (Hangul or not) is preferred over a translation of it:
+    # the fused score of a passage in the other script is multiplied by this.
+    other_script: float = 0.9
 
 
 def search(index: Index, query: str, k: int = 10, mode: SearchMode = "hybrid",
@@ -63,12 +66,12 @@ def search(index: Index, query: str, k: int = 10, mode: SearchMode = "hybrid",
     if filters:
         lexical = [(key, s) for key, s in lexical if key in chunks and filters.allows(chunks[key])]
         vector = [(key, s) for key, s in vector if key in chunks and filters.allows(chunks[key])]
-    ranked = fuse(lexical, vector, fusion, chunks)
+    ranked = fuse(lexical, vector, fusion, chunks, query)
     return [h for h in ranked if h.chunk_id][:k]
 
 
 def fuse(lexical: list[tuple[int, float]], vector: list[tuple[int, float]], fusion: Fusion,
-         chunks: dict[int, Chunk]) -> list[Hit]:
+         chunks: dict[int, Chunk], query: str | None = None) -> list[Hit]:
     """Weighted RRF of two (key, raw score) lists into Hits; a one-list search keeps its order."""
     lex_rank = {key: i + 1 for i, (key, _) in enumerate(lexical)}
     vec_rank = {key: i + 1 for i, (key, _) in enumerate(vector)}
@@ -90,10 +93,22 @@ def fuse(lexical: list[tuple[int, float]], vector: list[tuple[int, float]], fusi
         top = max(raw.values())
         for key in {lexical[0][0], vector[0][0]} & raw.keys():
             raw[key] = top + raw[key] * 1e-6  # lifted, keeping their fused order
+    if fusion.other_script != 1.0 and query is not None:
+        korean = is_korean(query)
+        for key in raw:
+            if is_korean(chunks[key].text) != korean:
+                raw[key] *= fusion.other_script
     scored = [(-s, lex_rank.get(key, 1 << 30), chunks[key].id, key) for key, s in raw.items()]
     scored.sort()
     return [_hit(chunks[key], min(-neg, 1.0), lex_score.get(key), vec_score.get(key), lex_rank.get(key),
                  vec_rank.get(key)) for neg, _, _, key in scored]
+
+
+def is_korean(text: str) -> bool:
+    """Whether Hangul is at least a fifth of the text's letters."""
+    letters = [ch for ch in text[:2000] if ch.isalpha()]
+    hangul = sum(1 for ch in letters if "\uac00" <= ch <= "\ud7a3")
+    return bool(letters) and hangul * 5 >= len(letters)
 
 
 def term_coverage(question: str, text: str) -> float:
