@@ -1,4 +1,4 @@
-"""Fixtures shared by every test: one embedded model, and workspaces that never touch the user's dirs.
+"""Shared fixtures: one embedded model, and workspaces that never touch the user's own dirs.
 
 Layer-specific fixtures belong in a conftest.py next to those tests (tests/lsp/, …).
 """

@@ -6,6 +6,7 @@ This is the façade both front ends (`cli`, `lsp`) call; nothing above it touche
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -76,9 +77,11 @@ class Workspace:
 
     def refresh(self, progress: Progress | None = None) -> IndexSummary:
         """sync() then embed(): the index fully current, as `kebab index` leaves it."""
+        started = time.perf_counter()
         summary = self.sync(progress)
         summary.embedded = self.embed(progress)
         summary.pending_vectors = self.index.pending_vectors()
+        summary.seconds = round(time.perf_counter() - started, 3)
         return summary
 
     def update_text(self, path: str, text: str) -> bool:

@@ -127,6 +127,7 @@ class Index:
                 read_warnings[note.path] = problem
             if doc is not None and doc.content_hash == markdown.content_hash(text):
                 counts["unchanged"] += 1
+                warnings += [Skipped(note.path, w) for w in doc.warnings]
                 touch.append(note)
                 continue
             counts["updated" if doc else "added"] += 1

@@ -1,0 +1,7 @@
+"""`python -m kebab.cli`: the same as the `kebab` command."""
+
+import sys
+
+from kebab.cli import main
+
+sys.exit(main())

@@ -1,0 +1,61 @@
+"""`kebab eval`: the metrics a reader trusts, reproducible run to run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from kebab.evaluation import Gold, Question, matches, retrieval_metrics
+from kebab.model import Hit
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _hit(path: str, heading: list[str], start: int, end: int) -> Hit:
+    return Hit("id", path, heading, start, end, "", "h", 1.0)
+
+
+def test_a_hit_counts_by_heading_or_by_overlapping_lines() -> None:
+    gold = Gold(path="a.md", heading="Use `CORSMiddleware`", lines=[10, 12])
+    assert matches(_hit("a.md", ["CORS", "Use `CORSMiddleware`"], 30, 40), gold)
+    assert matches(_hit("a.md", ["Other"], 11, 20), gold)
+    assert not matches(_hit("a.md", ["Other"], 13, 20), gold)
+    assert not matches(_hit("b.md", ["Use `CORSMiddleware`"], 10, 12), gold)
+
+
+def test_metrics_split_misses_into_recall_and_ranking_problems() -> None:
+    q = Question(id="q", question="?", gold=[Gold("a.md", "A", [1, 2])])
+    below = [_hit(f"x{i}.md", ["X"], 1, 2) for i in range(7)] + [_hit("a.md", ["A"], 1, 2)]
+    m = retrieval_metrics(q, below, 5)
+    assert m["miss"] == "ranked_below_k" and m["gold_ranks"] == [8]
+    assert m["mrr"] == 1 / 8 and m["hit@10"] == 1.0 and m["hit@5"] == 0.0
+    m = retrieval_metrics(q, below[:7], 5)
+    assert m["miss"] == "not_in_top_50" and m["mrr"] == 0.0
+
+
+def test_two_eval_runs_give_the_same_metrics_and_compare_as_same(tmp_path: Path,
+                                                                 fixture_workspace: Path) -> None:
+    runs = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.jsonl"
+        proc = subprocess.run(
+            [sys.executable, "-m", "kebab.cli", "eval", str(REPO / "fixtures/questions.jsonl"),
+             "--root", str(fixture_workspace), "--index-dir", str(tmp_path / "idx"),
+             "--all-modes", "--out", str(out), "--json"],
+            capture_output=True, text=True, timeout=300, check=True)
+        summary = json.loads(proc.stdout)
+        runs.append(summary["retrieval"])
+        assert out.is_file()
+    assert runs[0] == runs[1]
+    hybrid = runs[0]["hybrid"]["all"]
+    assert hybrid["n"] >= 15 and 0.0 < hybrid["mrr"] <= 1.0
+    assert set(runs[0]) == {"lexical", "vector", "hybrid"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "kebab.cli", "eval", "--compare", str(tmp_path / "a.jsonl"),
+         str(tmp_path / "b.jsonl")], capture_output=True, text=True, timeout=60, check=True)
+    result = json.loads(proc.stdout)
+    assert result["counts"]["regressed"] == 0 and result["counts"]["better"] == 0
+    assert result["counts"]["same"] > 0
+    assert all(v == 0 for v in result["deltas"]["hybrid"].values())
