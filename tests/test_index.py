@@ -11,8 +11,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from kebab.model import IndexSummary
 from kebab.workspace import Workspace
 
