@@ -53,7 +53,8 @@ class Reply:
     framing  "chunked" (a cut is an incomplete chunked body) or "close" (the body ends when the
              connection closes, so a cut looks like a clean end of stream).
     forever  after the pieces, keep sending `forever_piece` every `delay` (at least 10 ms) until
-             the client goes away.
+             the client goes away; after `forever_limit` seconds the stream ends normally, so a
+             client that never cuts it fails its test rather than hanging the suite.
     """
 
     pieces: Sequence[str] = ()
@@ -66,6 +67,7 @@ class Reply:
     framing: Literal["chunked", "close"] = "chunked"
     forever: bool = False
     forever_piece: str = "more "
+    forever_limit: float = 30.0
 
 
 @dataclass
@@ -97,8 +99,12 @@ class ModelServer:
         self.stopping = threading.Event()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="model-server",
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            name="model-server",
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
+        )
         self._thread.start()
 
     @property
@@ -171,8 +177,13 @@ class _Handler(BaseHTTPRequestHandler):
             body: Any = json.loads(raw)
         except ValueError:
             body = raw
-        received = Received("POST", self.path, {k.lower(): v for k, v in self.headers.items()},
-                            body, time.monotonic())
+        received = Received(
+            "POST",
+            self.path,
+            {k.lower(): v for k, v in self.headers.items()},
+            body,
+            time.monotonic(),
+        )
         reply = owner._next(received)
         if reply.hang and owner.stopping.wait(reply.hang):
             self.close_connection = True
@@ -181,9 +192,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(404, {}, json.dumps({"error": f"no route {self.path}"}))
             return
         if reply.status != 200:
-            self._send_error(reply.status, reply.headers,
-                             reply.body or json.dumps({"error": {"message": f"status {reply.status}",
-                                                                 "type": "scripted"}}))
+            self._send_error(
+                reply.status,
+                reply.headers,
+                reply.body
+                or json.dumps({"error": {"message": f"status {reply.status}", "type": "scripted"}}),
+            )
             return
         try:
             self._stream(reply, ollama=self.path == OLLAMA_PATH)
@@ -234,7 +248,8 @@ class _Handler(BaseHTTPRequestHandler):
                 send(piece)
             else:
                 send(self._ndjson(piece, False) if ollama else self._sse({"content": piece}, None))
-        while reply.forever:
+        until = time.monotonic() + reply.forever_limit
+        while reply.forever and time.monotonic() < until:
             if not wait(max(reply.delay, 0.01)):
                 return
             piece = reply.forever_piece
@@ -253,16 +268,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
     def _sse(self, delta: dict[str, str], finish: str | None) -> str:
-        event = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0,
-                 "model": self.server.owner.model,
-                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        event = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": self.server.owner.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
         return "data: " + json.dumps(event, ensure_ascii=False)
 
     def _ndjson(self, content: str, done: bool) -> str:
-        event: dict[str, Any] = {"model": self.server.owner.model,
-                                 "created_at": "2024-01-01T00:00:00Z",
-                                 "message": {"role": "assistant", "content": content},
-                                 "done": done}
+        event: dict[str, Any] = {
+            "model": self.server.owner.model,
+            "created_at": "2024-01-01T00:00:00Z",
+            "message": {"role": "assistant", "content": content},
+            "done": done,
+        }
         if done:
             event.update(done_reason="stop", total_duration=1000, eval_count=3)
         return json.dumps(event, ensure_ascii=False)
@@ -271,12 +292,22 @@ class _Handler(BaseHTTPRequestHandler):
 # pointing kebab at it ---------------------------------------------------------------------------
 
 
-def llm_settings(server: ModelServer | str, backend: str = "openai", **extra: Any) -> dict[str, Any]:
+def llm_settings(
+    server: ModelServer | str, backend: str = "openai", **extra: Any
+) -> dict[str, Any]:
     """kebab's `llm` settings for the server (or a URL), with timeouts short enough for tests."""
     url = server.url if isinstance(server, ModelServer) else server
-    return {"backend": backend, "endpoint": url, "model": "m", "max_retries": 2,
-            "connect_timeout_s": 2, "first_token_timeout_s": 2, "idle_timeout_s": 5,
-            "max_seconds": 20, **extra}
+    return {
+        "backend": backend,
+        "endpoint": url,
+        "model": "m",
+        "max_retries": 2,
+        "connect_timeout_s": 2,
+        "first_token_timeout_s": 2,
+        "idle_timeout_s": 5,
+        "max_seconds": 20,
+        **extra,
+    }
 
 
 REPO = Path(__file__).resolve().parent.parent
@@ -297,8 +328,7 @@ def clone_fixture(base: Path, dest: Path, embedder: Any) -> tuple[Path, Path]:
         if "root" not in _template:
             root, index_dir = base / "template" / "workspace", base / "template" / "idx"
             shutil.copytree(FIXTURE_WORKSPACE, root)
-            with Workspace(root, overrides={"index_dir": str(index_dir)},
-                           embedder=embedder) as ws:
+            with Workspace(root, overrides={"index_dir": str(index_dir)}, embedder=embedder) as ws:
                 ws.refresh()
             _template.update(root=root, index=index_dir)
     root, index_dir = dest / "workspace", dest / "idx"

@@ -114,7 +114,7 @@ def prepare(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest) -> P
     evidence = prompt.pack(hits, max(budget, 256)) if refusal is None else []
     history = [(t.question, t.answer) for t in req.history]
     template, msgs = prompt.messages(req.question, evidence, history,
-                                     max(budget - sum(tokens.count(e.text) for e in evidence), 0))
+                                     max(budget - prompt.evidence_tokens(evidence), 0))
     return Prepared(req, hits, evidence, msgs, template, refusal, top_cos, coverage,
                     uuid.uuid4().hex[:16], started,
                     prepare_ms=(time.perf_counter() - started) * 1000,

@@ -7,6 +7,10 @@ and a note cannot close the evidence block early because its `</` sequences are 
 
 from __future__ import annotations
 
+import re
+
+import msgspec
+
 from kebab import tokens
 from kebab.llm import Evidence, Message
 from kebab.model import Hit
@@ -27,33 +31,51 @@ TEMPLATES = {"rag-v1", "rag-v2"}
 
 
 def pack(hits: list[Hit], budget_tokens: int) -> list[Evidence]:
-    """Hits in rank order until the token budget is full; always at least one (trimmed to fit)."""
+    """Hits in rank order until the token budget is full; always at least one (trimmed to fit).
+
+    The budget covers the whole evidence block as the model sees it: each passage's label line
+    (path and heading path can be long) and delimiters, the escaped text, and the block's tags.
+    """
     out: list[Evidence] = []
-    used = 0
+    used = tokens.count("<evidence>\n</evidence>")
     for hit in hits:
-        cost = tokens.count(hit.text) + 40  # the label line and delimiters
+        ev = Evidence(len(out) + 1, hit.path, hit.heading_path, hit.start_line, hit.end_line,
+                      hit.text)
+        overhead = tokens.count(_label(ev)) + tokens.count("\n\n</passage>\n")
+        cost = overhead + tokens.count(_escape(hit.text))
         if used + cost > budget_tokens:
             if out:
                 break
-            text = tokens.truncate(hit.text, max(budget_tokens - 40, 32))
-        else:
-            text = hit.text
-        out.append(Evidence(len(out) + 1, hit.path, hit.heading_path, hit.start_line,
-                            hit.end_line, text))
+            room = max(budget_tokens - used - overhead, 32)
+            text = tokens.truncate(hit.text, room)
+            while len(text) > 1 and tokens.count(_escape(text)) > room:  # escapes cost tokens
+                text = tokens.truncate(text, tokens.count(text) - 1)
+            ev = msgspec.structs.replace(ev, text=text)
+            cost = overhead + tokens.count(_escape(text))
+        out.append(ev)
         used += cost
     return out
+
+
+def evidence_tokens(evidence: list[Evidence]) -> int:
+    """What the evidence block costs in the prompt."""
+    return tokens.count(evidence_block(evidence)) if evidence else 0
 
 
 def evidence_block(evidence: list[Evidence]) -> str:
     parts = ["<evidence>"]
     for ev in evidence:
-        heading = " › ".join(ev.heading_path)
-        parts.append(f'<passage marker="[#{ev.marker}]" path="{_attr(ev.path)}" '
-                     f'heading="{_attr(heading)}" lines="{ev.start_line}-{ev.end_line}">')
+        parts.append(_label(ev))
         parts.append(_escape(ev.text))
         parts.append("</passage>")
     parts.append("</evidence>")
     return "\n".join(parts)
+
+
+def _label(ev: Evidence) -> str:
+    heading = " › ".join(ev.heading_path)
+    return (f'<passage marker="[#{ev.marker}]" path="{_attr(ev.path)}" '
+            f'heading="{_attr(heading)}" lines="{ev.start_line}-{ev.end_line}">')
 
 
 def messages(question: str, evidence: list[Evidence], history: list[tuple[str, str]],
@@ -78,8 +100,12 @@ def prompt_tokens(msgs: list[Message]) -> int:
     return sum(tokens.count(m.content) + 4 for m in msgs)
 
 
+_TAG = re.compile(r"<(/?)(passage|evidence)\b", re.IGNORECASE)
+
+
 def _escape(text: str) -> str:
-    return text.replace("</", "<\\/")
+    """Note text that cannot open or close a passage or the evidence block."""
+    return _TAG.sub(lambda m: f"<\\{m.group(1)}{m.group(2)}", text).replace("</", "<\\/")
 
 
 def _attr(text: str) -> str:
