@@ -165,6 +165,7 @@ class Answer(msgspec.Struct):
     conflicts: list[Conflict] = []
     error: str | None = None  # what went wrong, for llm_error
     id: int | None = None  # row id in the answers store
+    conversation: str | None = None  # thread id: pass it back to ask a follow-up
     explain: dict[str, object] | None = None
 
 

@@ -73,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--model", help="model name for the backend")
     sp.add_argument("--endpoint", help="base URL of the model server")
     sp.add_argument("--explain", action="store_true", help="store and print the packed passages")
+    sp.add_argument("--continue", dest="cont", action="store_true",
+                    help="a follow-up: continue the most recent conversation")
     sp.add_argument("--dry-run", action="store_true",
                     help="print the retrieval and the prompt; call no model")
     sp.add_argument("--queries", help="JSON lines of {id, question}: one answer.v1 line each")

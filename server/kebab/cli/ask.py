@@ -8,6 +8,7 @@ import json
 import statistics
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from kebab.cli.commands import _print_json, open_workspace, read_queries
 from kebab.errors import KebabError
 from kebab.evaluation import Question, matches
 from kebab.model import Answer, Hit, to_builtins
+from kebab.rag import store as answers
 from kebab.rag.pipeline import AskRequest
 from kebab.workspace import Workspace
 
@@ -30,7 +32,10 @@ def run(args: argparse.Namespace) -> int:
         ws.refresh()
         if args.queries:
             return asyncio.run(_batch(ws, args))
-        req = AskRequest(question=args.question, k=args.k, mode=args.mode, explain=args.explain)
+        conversation = (answers.last_conversation(ws.index.store) if args.cont else None) \
+            or uuid.uuid4().hex[:12]
+        req = AskRequest(question=args.question, k=args.k, mode=args.mode, explain=args.explain,
+                         conversation=conversation)
         if args.dry_run:
             _dry_run(ws, req, args.json)
             return 0

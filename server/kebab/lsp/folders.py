@@ -80,8 +80,10 @@ class Folder:
             await self.indexer.stop()
         async with self.writing():
             ws, self.ws = self.ws, None
-        if ws is not None:
-            self._retire(ws)
+        if ws is not None and self._users.get(id(ws)):
+            self._retired[id(ws)] = ws
+        elif ws is not None:
+            await ws.aclose()
 
     # using ----------------------------------------------------------------------------------
     async def workspace(self) -> ServedWorkspace:
@@ -180,8 +182,9 @@ class Folders:
         best: tuple[Folder, str] | None = None
         for folder in self._items.values():
             rel = folder.relpath(path)
-            if rel is not None and (best is None or len(folder.root.parts) >
-                                    len(best[0].root.parts)):
+            if rel is not None and (
+                best is None or len(folder.root.parts) > len(best[0].root.parts)
+            ):
                 best = (folder, rel)
         if best is None:  # the client may name the note through a symlinked folder
             real = path.resolve()
@@ -189,11 +192,21 @@ class Folders:
                 return self.at(textmod.uri_of(real))
         return best
 
+    def root_at(self, uri: str) -> Folder | None:
+        """The folder whose root is `uri` itself."""
+        path = textmod.path_of(uri)
+        return self._items.get(path.resolve().as_posix()) if path else None
+
     def index_dir_taken(self, folder: Folder, index_dir: str) -> bool:
         """Another open folder already keeps its index in `index_dir`."""
         want = Path(index_dir).expanduser().resolve()
-        return any(f is not folder and f.cfg is not None and f.cfg.index_dir and
-                   Path(f.cfg.index_dir).expanduser().resolve() == want for f in self)
+        return any(
+            f is not folder
+            and f.cfg is not None
+            and f.cfg.index_dir
+            and Path(f.cfg.index_dir).expanduser().resolve() == want
+            for f in self
+        )
 
     def embedder_for(self, cfg: Config) -> Embedder | None:
         """An embedder another folder already loaded with the same settings (one model in memory)."""

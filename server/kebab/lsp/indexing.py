@@ -8,6 +8,7 @@ cites. Embedding runs last and stops between batches whenever other work is wait
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 
@@ -61,7 +62,7 @@ class Indexer:
         self._waiting.pop(path, None)
         self._due.pop(path, None)
         self._reload.add(path)
-        self._full = True
+        self._edits_done.clear()
         self._debounce()
 
     def files_changed(self) -> None:
@@ -69,7 +70,7 @@ class Indexer:
         self._debounce()
 
     async def flush(self, timeout: float = FLUSH_TIMEOUT_S) -> None:
-        """Index pending buffer edits now; wait for them, but never long."""
+        """Index pending buffer edits (and closes) now; wait for them, but never long."""
         self._promote()
         self._kick()
         try:
@@ -82,10 +83,8 @@ class Indexer:
             self._timer.cancel()
         if self._task is not None:
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
         self._end_progress("stopped")
 
     # the job loop ---------------------------------------------------------------------------
@@ -122,10 +121,10 @@ class Indexer:
                     break
             except KebabError as e:
                 self._fail(str(e))
-            except OSError as e:
-                self._fail(f"index write failed: {e}")
-        if not (self._due or self._waiting):
-            self._edits_done.set()
+            except Exception as e:  # a bug in one job must not stop indexing for good
+                log.exception("indexing %s failed", self.folder.root)
+                self._fail(f"indexing failed: {type(e).__name__}: {e}")
+        self._edits_settled()
         if self.folder.state == "indexing":
             self.folder.state = "ready"
         self._end_progress(f"{self.folder.root.name}: ready")
@@ -136,8 +135,7 @@ class Indexer:
         async with self.folder.writing() as ws:
             if ws is not None:
                 await asyncio.to_thread(_write_buffers, ws, due, buffers)
-        if not (self._due or self._waiting):
-            self._edits_done.set()
+        self._edits_settled()
         self._embed = True
         self.on_change()
 
@@ -154,6 +152,7 @@ class Indexer:
                 return
             self.folder.state = "indexing"
             await asyncio.to_thread(_resync, ws, reload - buffers.keys(), buffers, report)
+        self._edits_settled()
         self._embed = True
         self.on_change()
 
@@ -163,16 +162,28 @@ class Indexer:
 
         def should_stop() -> bool:
             nonlocal interrupted
-            interrupted = interrupted or bool(self.folder.writers_waiting or self._due or
-                                              self._full or self.folder.state == "closed")
+            interrupted = interrupted or bool(
+                self.folder.writers_waiting
+                or self._due
+                or self._full
+                or self.folder.state == "closed"
+            )
             return interrupted
 
         report = self._reporter()
         async with self.folder.writing() as ws:
             if ws is None:
                 return
-            await asyncio.to_thread(ws.embed, report, should_stop)
+            try:
+                await asyncio.to_thread(ws.embed, report, should_stop)
+            except asyncio.CancelledError:  # shutting down: the thread stops after its batch
+                interrupted = True
+                raise
         self._embed = interrupted
+
+    def _edits_settled(self) -> None:
+        if not (self._due or self._waiting or self._reload):
+            self._edits_done.set()
 
     # progress -------------------------------------------------------------------------------
     def open_buffers(self) -> dict[str, str]:
@@ -201,8 +212,11 @@ class Indexer:
 
     def _reporter(self) -> Callable[[str, int, int], None]:
         folder = self.folder
-        send = (progress_mod.Throttled(self._progress, asyncio.get_running_loop())
-                if self._progress is not None else None)
+        send = (
+            progress_mod.Throttled(self._progress, asyncio.get_running_loop())
+            if self._progress is not None
+            else None
+        )
 
         def report(phase: str, done: int, total: int) -> None:  # runs in the worker thread
             folder.phase, folder.done, folder.total = phase, done, total
@@ -218,12 +232,17 @@ class Indexer:
     def _fail(self, message: str) -> None:
         log.warning("%s: %s", self.folder.root, message)
         self.folder.error = message
-        self.ls.window_show_message(types.ShowMessageParams(
-            type=types.MessageType.Error, message=f"kebab: {message}"))
+        self.ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=f"kebab: {message}")
+        )
 
 
-def _resync(ws: ServedWorkspace, reload: set[str], buffers: dict[str, str],
-            report: Callable[[str, int, int], None]) -> None:
+def _resync(
+    ws: ServedWorkspace,
+    reload: set[str],
+    buffers: dict[str, str],
+    report: Callable[[str, int, int], None],
+) -> None:
     for path in reload:
         ws.remove_path(path)  # sync reads it back from the file if it still exists
     ws.sync(report, overrides=buffers)

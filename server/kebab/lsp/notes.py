@@ -66,46 +66,58 @@ def definition_at(lines: list[str], note_path: str, line: int, column: int) -> D
     return next((d for d in definitions("\n".join(lines), note_path) if d.label == label), None)
 
 
-def resolve(root: Path, d: Definition, read: Reader, chunks_of: ChunksOf | None = None
-            ) -> CitedSource:
+def resolve(
+    root: Path, d: Definition, read: Reader, chunks_of: ChunksOf | None = None
+) -> CitedSource:
     """Compare the passage a definition cites with the current text of the cited note."""
     path = root / d.path
     uri = textmod.uri_of(path)
     current = read(path)
     if current is None:
-        return CitedSource(d, path, uri, "missing", "", d.start_line, d.end_line,
-                           f"{d.path} no longer exists")
+        return CitedSource(
+            d, path, uri, "missing", "", d.start_line, d.end_line, f"{d.path} no longer exists"
+        )
     lines = _lines(current)
     here = passage(lines, d.start_line, d.end_line)
     if not d.content_hash:
         if here is None:
             return _gone(d, path, uri, lines)
         return CitedSource(d, path, uri, "unverified", here, d.start_line, d.end_line)
-    if here is not None and _same(here, d.content_hash):
+    if here is not None and _same(content_hash(here), d.content_hash):
         return CitedSource(d, path, uri, "fresh", here, d.start_line, d.end_line)
     moved = locate(lines, d, chunks_of(d.path) if chunks_of else [])
     if moved is not None:
         start, end = moved
-        return CitedSource(d, path, uri, "moved", passage(lines, start, end) or "", start, end,
-                           f"the passage moved to L{start}–L{end}")
+        return CitedSource(
+            d,
+            path,
+            uri,
+            "moved",
+            passage(lines, start, end) or "",
+            start,
+            end,
+            f"the passage moved to L{start}–L{end}",
+        )
     if here is None:
         return _gone(d, path, uri, lines)
-    return CitedSource(d, path, uri, "changed", here, d.start_line, d.end_line,
-                       "source changed since this answer")
+    return CitedSource(
+        d, path, uri, "changed", here, d.start_line, d.end_line, "source changed since this answer"
+    )
 
 
 def passage(lines: list[str], start_line: int, end_line: int) -> str | None:
     """The text of lines start_line..end_line (1-based), None when they are not all there."""
     if start_line < 1 or end_line < start_line or end_line > len(lines):
         return None
-    return "\n".join(lines[start_line - 1:end_line]).strip("\n")
+    return "\n".join(lines[start_line - 1 : end_line]).strip("\n")
 
 
 def locate(lines: list[str], d: Definition, chunks: list[Chunk]) -> tuple[int, int] | None:
     """Where the cited passage is now, when it only moved within the note (same text)."""
     for c in chunks:  # the index knows its chunks' hashes: the cheap way first
-        if _same(c.content_hash, d.content_hash) and \
-                _same(content_hash(passage(lines, c.start_line, c.end_line) or ""), d.content_hash):
+        if _same(c.content_hash, d.content_hash) and _same(
+            content_hash(passage(lines, c.start_line, c.end_line) or ""), d.content_hash
+        ):
             return c.start_line, c.end_line
     size = d.end_line - d.start_line + 1
     if size < 1 or len(lines) > _MAX_SCAN_LINES:
@@ -146,7 +158,7 @@ def link_columns(definition_line: str) -> tuple[int, int] | None:
 
 
 def _same(hash_: str, recorded: str) -> bool:
-    return bool(recorded) and hash_[:len(recorded)] == recorded
+    return bool(recorded) and hash_[: len(recorded)] == recorded
 
 
 def _lines(text: str) -> list[str]:
@@ -154,6 +166,13 @@ def _lines(text: str) -> list[str]:
 
 
 def _gone(d: Definition, path: Path, uri: str, lines: list[str]) -> CitedSource:
-    return CitedSource(d, path, uri, "missing", "", d.start_line, d.end_line,
-                       f"lines L{d.start_line}–L{d.end_line} are past the end of {d.path} "
-                       f"({len(lines)} lines)")
+    return CitedSource(
+        d,
+        path,
+        uri,
+        "missing",
+        "",
+        d.start_line,
+        d.end_line,
+        f"lines L{d.start_line}–L{d.end_line} are past the end of {d.path} ({len(lines)} lines)",
+    )

@@ -63,8 +63,10 @@ def parse(raw: Any, into: type[T], method: str) -> T:
     """Validate `raw` params into `into`, or raise InvalidParams naming what is wrong."""
     value = plain(raw)
     if not isinstance(value, dict):
-        raise JsonRpcInvalidParams(f"{method} takes an object of params, got "
-                                   f"{type(value).__name__ if value is not None else 'none'}")
+        raise JsonRpcInvalidParams(
+            f"{method} takes an object of params, got "
+            f"{type(value).__name__ if value is not None else 'none'}"
+        )
     try:
         return msgspec.convert(value, into, strict=True)
     except msgspec.ValidationError as e:
@@ -73,10 +75,11 @@ def parse(raw: Any, into: type[T], method: str) -> T:
 
 def describe(error: str) -> str:
     """msgspec's 'Expected `int` >= 1 - at `$.k`' as "`k`: expected `int` >= 1"."""
+    m = _AT.match(error)
     missing = re.match(r"Object missing required field `([^`]+)`", error)
     if missing:
-        return f"missing required param `{missing.group(1)}`"
-    m = _AT.match(error)
+        where = m.group("where") if m else None
+        return f"missing required param `{f'{where}.' if where else ''}{missing.group(1)}`"
     if m and m.group("where"):
         what = m.group("what")
         return f"`{m.group('where')}`: {what[:1].lower()}{what[1:]}"

@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger(__name__)
 
-REPORT_INTERVAL_S = 0.05  # answer text: at most 20 reports a second
+REPORT_INTERVAL_S = 0.052  # answer text: at most 20 reports in any second
 _CREATE_TIMEOUT_S = 10.0
 
 
@@ -43,32 +43,47 @@ async def server_token(ls: LanguageServer, prefix: str) -> types.ProgressToken |
 class WorkDone:
     """One begin → reports → end sequence on one token."""
 
-    def __init__(self, ls: LanguageServer, token: types.ProgressToken,
-                 on_cancel: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        ls: LanguageServer,
+        token: types.ProgressToken,
+        on_cancel: Callable[[], None] | None = None,
+    ) -> None:
         self.ls = ls
         self.token = token
         self._on_cancel = on_cancel
         self._ended = False
 
-    def begin(self, title: str, message: str | None = None, percentage: int | None = None,
-              cancellable: bool = False) -> None:
+    def begin(
+        self,
+        title: str,
+        message: str | None = None,
+        percentage: int | None = None,
+        cancellable: bool = False,
+    ) -> None:
         tokens: dict[Any, Future[Any]] = self.ls.work_done_progress.tokens
         stale = tokens.get(self.token)
         if stale is not None and stale.done():  # left over from an earlier use of this token
             tokens.pop(self.token, None)
-        self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(
-            title=title, message=message, percentage=percentage, cancellable=cancellable))
+        self.ls.work_done_progress.begin(
+            self.token,
+            types.WorkDoneProgressBegin(
+                title=title, message=message, percentage=percentage, cancellable=cancellable
+            ),
+        )
         future = tokens.get(self.token)
         if future is not None and self._on_cancel is not None:
             loop = asyncio.get_running_loop()
             callback = self._on_cancel
             future.add_done_callback(
-                lambda f: loop.call_soon_threadsafe(callback) if f.cancelled() else None)
+                lambda f: loop.call_soon_threadsafe(callback) if f.cancelled() else None
+            )
 
     def report(self, message: str | None = None, percentage: int | None = None) -> None:
         if not self._ended:
-            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(
-                message=message, percentage=percentage))
+            self.ls.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+            )
 
     def end(self, message: str | None = None) -> None:
         if not self._ended:
@@ -122,8 +137,9 @@ class AnswerStream:
 class Throttled:
     """Progress reports from a worker thread, at most a few a second, sent on the event loop."""
 
-    def __init__(self, progress: WorkDone, loop: asyncio.AbstractEventLoop,
-                 interval: float = 0.2) -> None:
+    def __init__(
+        self, progress: WorkDone, loop: asyncio.AbstractEventLoop, interval: float = 0.2
+    ) -> None:
         self.progress = progress
         self.loop = loop
         self.interval = interval

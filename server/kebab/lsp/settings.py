@@ -80,25 +80,30 @@ def merged(*layers: Mapping[str, Any]) -> dict[str, Any]:
 
 async def pull(ls: LanguageServer, scope_uris: list[str]) -> dict[str, dict[str, Any]]:
     """`workspace/configuration` for section `kebab`, per folder; {} when the client has none."""
-    if not scope_uris or not get_capability(ls.client_capabilities, "workspace.configuration",
-                                            False):
+    if not scope_uris or not get_capability(
+        ls.client_capabilities, "workspace.configuration", False
+    ):
         return {}
     items = [types.ConfigurationItem(scope_uri=uri, section=SECTION) for uri in scope_uris]
     try:
         result = await asyncio.wait_for(
-            ls.workspace_configuration_async(types.ConfigurationParams(items=items)), _TIMEOUT_S)
+            ls.workspace_configuration_async(types.ConfigurationParams(items=items)), _TIMEOUT_S
+        )
     except Exception as e:  # the client failed to answer: keep what we have
         log.warning("workspace/configuration failed: %s", e)
         return {}
     values = list(result or [])
-    return {uri: client_options(values[i]) if i < len(values) else {}
-            for i, uri in enumerate(scope_uris)}
+    return {
+        uri: client_options(values[i]) if i < len(values) else {}
+        for i, uri in enumerate(scope_uris)
+    }
 
 
 def show(ls: LanguageServer, problems: list[str]) -> None:
     for problem in dict.fromkeys(problems):
-        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
-                                                       message=f"kebab: {problem}"))
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=f"kebab: {problem}")
+        )
 
 
 def _bad_path(message: str) -> list[str]:

@@ -15,6 +15,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import ServerTextPosition
 
 from kebab.markdown import normalise_newlines
@@ -38,9 +39,14 @@ def split_lines(text: str) -> list[str]:
     return normalise_newlines(text).split("\n")
 
 
+def document(ls: LanguageServer, uri: str) -> TextDocument | None:
+    """The editor's open document at `uri` (pygls would read an unopened one from disk)."""
+    return ls.workspace.text_documents.get(unquote(uri))
+
+
 def open_snapshot(ls: LanguageServer, uri: str) -> Snapshot | None:
     """The editor's buffer for `uri`, or None when it is not open (never touches the disk)."""
-    doc = ls.workspace.text_documents.get(unquote(uri))
+    doc = document(ls, uri)
     if doc is None:
         return None
     return Snapshot(doc.uri, doc.version, split_lines(doc.source))
@@ -48,8 +54,7 @@ def open_snapshot(ls: LanguageServer, uri: str) -> Snapshot | None:
 
 def open_text(ls: LanguageServer, path: Path) -> str | None:
     """The unsaved buffer of the note at `path` when the editor has it open."""
-    uri = uri_of(path)
-    doc = ls.workspace.text_documents.get(unquote(uri)) if uri else None
+    doc = document(ls, uri_of(path))
     return doc.source if doc is not None else None
 
 
@@ -89,7 +94,8 @@ def to_client(ls: LanguageServer, lines: list[str], line: int, column: int) -> t
     line = min(max(line, 0), len(lines) - 1)
     column = min(max(column, 0), len(lines[line]))
     return ls.workspace.position_codec.position_to_client_units(
-        lines, ServerTextPosition(line, column))
+        lines, ServerTextPosition(line, column)
+    )
 
 
 def span(ls: LanguageServer, lines: list[str], line: int, start: int, end: int) -> types.Range:
@@ -103,12 +109,15 @@ def end_of_line(ls: LanguageServer, lines: list[str], line: int) -> types.Positi
 
 def whole_lines(start_line: int, end_line: int) -> types.Range:
     """Lines `start_line`..`end_line` (1-based, inclusive) as an LSP range, like a citation's."""
-    return types.Range(start=types.Position(line=max(start_line - 1, 0), character=0),
-                       end=types.Position(line=max(end_line, 0), character=0))
+    return types.Range(
+        start=types.Position(line=max(start_line - 1, 0), character=0),
+        end=types.Position(line=max(end_line, 0), character=0),
+    )
 
 
-def workspace_edit(ls: LanguageServer, snap: Snapshot,
-                   edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+def workspace_edit(
+    ls: LanguageServer, snap: Snapshot, edits: list[types.TextEdit]
+) -> types.WorkspaceEdit:
     """Edits to one document, tied to the version they were computed on when the client can check.
 
     A client that supports `documentChanges` refuses a versioned edit whose document moved on, so

@@ -89,6 +89,9 @@ REFUSE_EMPTY_KO = "워크스페이스 색인에 아직 내용이 없습니다."
 def prepare(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest) -> Prepared:
     """Retrieve, gate, pack and build the prompt for `req`."""
     started = time.perf_counter()
+    if req.conversation and not req.history:  # the server keeps the thread
+        turns = answers.conversation_turns(index.store, req.conversation, limit=10)
+        req = msgspec.structs.replace(req, history=[Turn(q, a) for q, a in turns])
     k = req.k or cfg.search.k
     mode = req.mode or cfg.search.mode
     query = req.question
@@ -100,7 +103,7 @@ def prepare(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest) -> P
         hits = [h for h in hits if not (h.path == req.path and req.question.strip() in h.text)]
     hits = hits[:k]
     top_cos = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
-    coverage = max((term_coverage(req.question, " ".join([*h.heading_path, h.text]))
+    coverage = max((term_coverage(query, " ".join([*h.heading_path, h.text]))
                     for h in hits[:5]), default=0.0)
     refusal: RefusalReason | None = None
     unknown = index.unknown_words(req.question)
@@ -118,7 +121,7 @@ def prepare(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest) -> P
     return Prepared(req, hits, evidence, msgs, template, refusal, top_cos, coverage,
                     uuid.uuid4().hex[:16], started,
                     prepare_ms=(time.perf_counter() - started) * 1000,
-                    extra={"unknown_words": unknown})
+                    extra={"unknown_words": unknown, "query": query})
 
 
 async def ask(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest,
@@ -134,7 +137,8 @@ async def ask(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest,
             on_text(text)
     else:
         gen = GenerateRequest(
-            messages=p.messages, question=req.question, evidence=p.evidence,
+            messages=p.messages, question=str(p.extra.get("query") or req.question),
+            evidence=p.evidence,
             temperature=cfg.llm.temperature if req.temperature is None else req.temperature,
             seed=cfg.llm.seed if req.seed is None else req.seed, max_tokens=cfg.llm.max_tokens)
         try:
@@ -200,7 +204,7 @@ def finish(index: Index, cfg: Config, llm: LanguageModel, p: Prepared, text: str
                     latency_ms=round((time.perf_counter() - p.started) * 1000, 2)),
         versions={**versions(embedder), "prompt": p.template},
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        result_hash="", candidates=candidates, error=error)
+        result_hash="", candidates=candidates, error=error, conversation=req.conversation)
     if unknown and error is None:
         answer.error = f"the answer cites passages that were not given: {unknown}"
     answer.result_hash = result_hash(answer, cfg, req)

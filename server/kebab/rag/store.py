@@ -57,6 +57,14 @@ def get(store: Store, answer_id: int) -> Answer | None:
     return msgspec.json.decode(row[0], type=Answer) if row else None
 
 
+def last_conversation(store: Store) -> str | None:
+    """The conversation of the most recent answer, for `kebab ask --continue`."""
+    with store.lock:
+        row = store.db.execute("SELECT conversation FROM answers WHERE conversation IS NOT NULL "
+                               "ORDER BY id DESC LIMIT 1").fetchone()
+    return row[0] if row else None
+
+
 def conversation_turns(store: Store, conversation: str, limit: int = 20) -> list[tuple[str, str]]:
     """Earlier (question, answer) turns of a conversation, oldest first."""
     with store.lock:

@@ -1,0 +1,242 @@
+"""`kebab/ask`, `kebab/search`, `kebab/status`, and the commands `kebab.ask` and `kebab.reindex`.
+
+An answer streams as `$/progress` on the request's workDoneToken (or a token the server creates):
+begin, then reports whose messages concatenate to the answer text, then end. The response is the
+whole `answer.v1`. `$/cancelRequest` stops the answer and the request fails with -32800;
+`window/workDoneProgress/cancel` stops it too, and the request returns the cancelled answer.
+Either way the engine has written the answers row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcRequestCancelled
+
+from kebab.errors import KebabError
+from kebab.lsp import params as params_mod
+from kebab.lsp import progress
+from kebab.lsp.folders import Folder
+from kebab.lsp.server import KebabServer
+from kebab.model import Answer, Hit, to_builtins
+from kebab.rag.pipeline import AskRequest, Cancelled, Turn, citation_range
+
+ASK, SEARCH, STATUS = "kebab/ask", "kebab/search", "kebab/status"
+ASK_COMMAND, REINDEX_COMMAND = "kebab.ask", "kebab.reindex"
+
+
+def register(server: KebabServer) -> None:
+    server.feature(ASK)(ask)
+    server.feature(SEARCH)(search)
+    server.feature(STATUS)(status)
+    server.command(ASK_COMMAND)(ask_command)
+    server.command(REINDEX_COMMAND)(reindex_command)
+
+
+async def ask(ls: KebabServer, raw: Any) -> Any:
+    """`kebab/ask`: answer.v1, streamed on the request's workDoneToken."""
+    p = params_mod.ask_params(raw)
+    folder, path = target(ls, p.uri, ASK)
+    answer_ = await answer(ls, folder, request_of(p, path), p.work_done_token)
+    return to_builtins(answer_)
+
+
+async def ask_command(ls: KebabServer, *args: Any) -> Any:
+    """`kebab.ask` with arguments `[question]` or `[{params}]`."""
+    follow_request_cancel(ls)
+    if len(args) != 1:
+        raise JsonRpcInvalidParams(
+            f"{ASK_COMMAND} takes one argument: a question or the {ASK} params"
+        )
+    raw = args[0] if not isinstance(args[0], str) else {"question": args[0]}
+    return await ask(ls, raw)
+
+
+async def answer(
+    ls: KebabServer, folder: Folder, request: AskRequest, token: types.ProgressToken | None
+) -> Answer:
+    """Run one ask with its progress; the answer, or the cancelled answer when progress was cancelled."""
+    task = asyncio.current_task()
+    assert task is not None
+    by_progress = False
+
+    def cancel_from_progress() -> None:
+        nonlocal by_progress
+        by_progress = True
+        task.cancel()
+
+    if token is None:
+        token = await progress.server_token(ls, "kebab-ask")
+    work = progress.WorkDone(ls, token, cancel_from_progress) if token is not None else None
+    stream = progress.AnswerStream(work) if work is not None else None
+    try:
+        if work is not None:
+            work.begin("kebab", folder.status_line(), cancellable=True)
+        if folder.indexer is not None:
+            await folder.indexer.flush()
+        async with folder.use() as ws:
+            try:
+                result = await ws.ask(request, stream.write if stream else None)
+            except Cancelled as c:
+                if not by_progress:
+                    raise
+                task.uncancel()
+                result = c.answer
+        if stream is not None:
+            stream.finish(outcome(result))
+        return result
+    except asyncio.CancelledError:
+        if stream is not None:
+            stream.finish("cancelled")
+        if by_progress:
+            task.uncancel()
+            raise JsonRpcRequestCancelled("cancelled before the answer started") from None
+        raise
+    except KebabError as e:
+        if stream is not None:
+            stream.finish("failed")
+        raise JsonRpcInternalError(str(e)) from None
+    finally:
+        if work is not None:
+            work.close()
+
+
+async def search(ls: KebabServer, raw: Any) -> Any:
+    """`kebab/search`: {hits: [...]} over one folder (`uri`) or all of them, best first."""
+    p = params_mod.search_params(raw)
+    folders = [target(ls, p.uri, SEARCH)[0]] if p.uri else list(ls.folders)
+    found: list[tuple[Folder, Hit]] = []
+    k = p.k
+    for folder in folders:
+        if folder.indexer is not None:
+            await folder.indexer.flush()
+        try:
+            async with folder.use() as ws:
+                k = k or ws.cfg.search.k
+                hits = await asyncio.to_thread(ws.search, p.query, p.k, p.mode, p.path_glob, p.tag)
+        except KebabError as e:
+            raise JsonRpcInternalError(str(e)) from None
+        found += [(folder, h) for h in hits]
+    found.sort(key=lambda fh: -fh[1].score)
+    return {"hits": [hit_json(f, h) for f, h in found[: k or 10]]}
+
+
+async def status(ls: KebabServer, raw: Any = None) -> Any:
+    """`kebab/status`: index state per folder, counts, models, skipped files with reasons."""
+    folders = []
+    for folder in ls.folders:
+        item: dict[str, Any] = {
+            "uri": folder.uri,
+            "root": str(folder.root),
+            "state": folder.state,
+            "progress": {"phase": folder.phase, "done": folder.done, "total": folder.total},
+            "error": folder.error,
+        }
+        if folder.ws is not None:
+            ws = folder.ws
+            item.update(await asyncio.to_thread(ws.status))
+            item["llm"] = {
+                "backend": ws.llm.backend,
+                "id": ws.llm.id,
+                "endpoint": ws.cfg.llm.endpoint or None,
+            }
+        folders.append(item)
+    states = {f["state"] for f in folders}
+    state = "indexing" if states & {"opening", "indexing"} else "ready" if folders else "idle"
+    return {
+        "state": state,
+        "folders": folders,
+        "files": sum(int(f.get("files", 0)) for f in folders),
+        "chunks": sum(int(f.get("chunks", 0)) for f in folders),
+    }
+
+
+async def reindex_command(ls: KebabServer, *args: Any) -> Any:
+    """`kebab.reindex` (optional argument: a folder or note uri): sync and embed in the background."""
+    uri = args[0] if args and isinstance(args[0], str) else None
+    chosen = [target(ls, uri, REINDEX_COMMAND)[0]] if uri else list(ls.folders)
+    for folder in chosen:
+        if folder.indexer is not None:
+            folder.indexer.build(announce=True)
+    return {"reindexing": [str(f.root) for f in chosen]}
+
+
+def follow_request_cancel(ls: KebabServer) -> None:
+    """Let `$/cancelRequest` on a `workspace/executeCommand` stop the command.
+
+    pygls runs a command as a task of its own and cancels only the request's outer future,
+    replying -32800 while the command goes on (and would still edit the note); this links them.
+    """
+    msg_id = ls.protocol.msg_id
+    outer = ls.protocol._request_futures.get(msg_id) if msg_id is not None else None
+    task = asyncio.current_task()
+    if outer is None or task is None:
+        return
+    loop = asyncio.get_running_loop()
+    outer.add_done_callback(
+        lambda f: loop.call_soon_threadsafe(task.cancel) if f.cancelled() else None
+    )
+
+
+def target(ls: KebabServer, uri: str | None, method: str) -> tuple[Folder, str | None]:
+    """The folder a request is about and the note's workspace-relative path."""
+    if uri:
+        found = ls.folders.at(uri)
+        if found is None:
+            root = ls.folders.root_at(uri)
+            if root is not None:
+                return root, None
+            raise JsonRpcInvalidParams(f"{method}: `uri` {uri} is outside every workspace folder")
+        return found
+    folder = ls.folders.first()
+    if folder is None:
+        raise JsonRpcInternalError("kebab has no workspace folder open: open a folder first")
+    return folder, None
+
+
+def request_of(p: params_mod.AskParams, path: str | None) -> AskRequest:
+    return AskRequest(
+        question=p.question,
+        k=p.k,
+        mode=p.mode,
+        history=[Turn(t.question, t.answer) for t in p.history],
+        conversation=p.conversation,
+        path=path,
+        temperature=p.temperature,
+        seed=p.seed,
+        explain=p.explain,
+    )
+
+
+def outcome(a: Answer) -> str:
+    """A few words for the end of the progress."""
+    if a.grounded:
+        n = len(a.citations)
+        return f"answered with {n} citation{'s' if n != 1 else ''}"
+    return {
+        "no_chunks": "nothing indexed to answer from",
+        "score_gate": "no passage close enough to answer",
+        "llm_self_judge": "not enough evidence in the notes",
+        "cancelled": "cancelled",
+        "llm_error": f"model error: {a.error or 'unknown'}",
+    }.get(a.refusal_reason or "", "not answered")
+
+
+def hit_json(folder: Folder, h: Hit) -> dict[str, Any]:
+    return {
+        "path": h.path,
+        "uri": (folder.root / h.path).as_uri(),
+        "heading_path": h.heading_path,
+        "range": to_builtins(citation_range(h.start_line, h.end_line)),
+        "score": h.score,
+        "text": h.text,
+        "chunk_id": h.chunk_id,
+        "content_hash": h.content_hash,
+        "start_line": h.start_line,
+        "end_line": h.end_line,
+        "title": h.title,
+        "lexical_score": h.lexical_score,
+        "vector_score": h.vector_score,
+    }

@@ -1,0 +1,153 @@
+"""Diagnostics on open notes: kebab citations whose source changed (Information) or vanished
+(Warning), and the quick fix that points a definition at the lines its passage moved to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from kebab.lsp import notes
+from kebab.lsp import text as textmod
+from kebab.lsp.folders import Folder, is_note
+from kebab.lsp.params import plain
+from kebab.model import Chunk
+
+if TYPE_CHECKING:
+    from kebab.lsp.server import KebabServer
+
+log = logging.getLogger(__name__)
+
+SOURCE = "kebab"
+DEBOUNCE_S = 0.3
+_SEVERITY = {
+    "changed": types.DiagnosticSeverity.Information,
+    "moved": types.DiagnosticSeverity.Information,
+    "missing": types.DiagnosticSeverity.Warning,
+}
+
+
+class Diagnostics:
+    """Publishes kebab's diagnostics for every open note, a moment after things change."""
+
+    def __init__(self, ls: KebabServer) -> None:
+        self.ls = ls
+        self._timer: asyncio.TimerHandle | None = None
+        self._published: set[str] = set()
+
+    def refresh_open(self) -> None:
+        """Recheck every open note soon (a note or a cited source changed)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(DEBOUNCE_S, lambda: loop.create_task(self._publish_all()))
+
+    def clear(self, uri: str) -> None:
+        if uri in self._published:
+            self._published.discard(uri)
+            self.ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
+
+    async def _publish_all(self) -> None:
+        for doc in list(self.ls.workspace.text_documents.values()):
+            try:
+                await self.publish(doc.uri)
+            except Exception:  # one note's trouble must not stop the others
+                log.exception("diagnostics failed for %s", doc.uri)
+
+    async def publish(self, uri: str) -> None:
+        snap = textmod.open_snapshot(self.ls, uri)
+        found = self.ls.folders.at(uri)
+        if snap is None or found is None or not is_note(found[1]):
+            return
+        folder, path = found
+        defs = notes.definitions(snap.text, path)
+        if not defs and uri not in self._published:
+            return
+        sources = await asyncio.to_thread(_resolve_all, self.ls, folder, defs)
+        current = textmod.open_snapshot(self.ls, uri)
+        if current is None or current.version != snap.version:
+            return  # the note moved on; the next refresh covers it
+        diagnostics = [diagnostic(self.ls, snap.lines, s) for s in sources if s.state in _SEVERITY]
+        self._published.add(uri)
+        self.ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=snap.version)
+        )
+
+
+def diagnostic(ls: KebabServer, lines: list[str], s: notes.CitedSource) -> types.Diagnostic:
+    d = s.definition
+    where = f"{d.path} L{d.start_line}–L{d.end_line}"
+    message = {
+        "changed": f"[^{d.label}]: source changed since this answer ({where})",
+        "moved": f"[^{d.label}]: the cited passage moved to L{s.start_line}–L{s.end_line} "
+        f"of {d.path} (the footnote says L{d.start_line}–L{d.end_line})",
+        "missing": f"[^{d.label}]: source not found: {s.reason}",
+    }[s.state]
+    label_end = lines[d.line].find("]:") + 2
+    data = {"label": d.label, "start_line": s.start_line, "end_line": s.end_line}
+    return types.Diagnostic(
+        range=textmod.span(ls, lines, d.line, 0, max(label_end, 0)),
+        message=message,
+        severity=_SEVERITY[s.state],
+        code=s.state,
+        source=SOURCE,
+        data=data if s.state == "moved" else None,
+    )
+
+
+def quick_fixes(ls: KebabServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """For each 'moved' diagnostic in the request: rewrite the definition's `L..–L..` span."""
+    snap = textmod.open_snapshot(ls, params.text_document.uri)
+    if snap is None:
+        return []
+    actions = []
+    for diag in params.context.diagnostics:
+        data = plain(diag.data)
+        if diag.source != SOURCE or diag.code != "moved" or not isinstance(data, dict):
+            continue
+        fix = _refresh_span(ls, snap, diag, data)
+        if fix is not None:
+            actions.append(fix)
+    return actions
+
+
+def _refresh_span(
+    ls: KebabServer, snap: textmod.Snapshot, diag: types.Diagnostic, data: dict[str, Any]
+) -> types.CodeAction | None:
+    label, start, end = data.get("label"), data.get("start_line"), data.get("end_line")
+    if not isinstance(label, str) or not isinstance(start, int) or not isinstance(end, int):
+        return None
+    line = next((i for i, text in enumerate(snap.lines) if text.startswith(f"[^{label}]:")), None)
+    cols = notes.span_columns(snap.lines[line]) if line is not None else None
+    if line is None or cols is None:
+        return None
+    edit = types.TextEdit(
+        range=textmod.span(ls, snap.lines, line, *cols), new_text=f"L{start}–L{end}"
+    )
+    return types.CodeAction(
+        title=f"Point [^{label}] at L{start}–L{end}, where the passage is now",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diag],
+        is_preferred=True,
+        edit=textmod.workspace_edit(ls, snap, [edit]),
+    )
+
+
+def _resolve_all(
+    ls: KebabServer, folder: Folder, defs: list[notes.Definition]
+) -> list[notes.CitedSource]:
+    read = notes.reader(ls)
+    ws = folder.ws
+
+    def chunks_of(path: str) -> list[Chunk]:
+        try:
+            return [c for _, c in ws.index.store.chunks_of(path)] if ws is not None else []
+        except Exception:  # the Workspace closed under us (settings changed): scan the text
+            return []
+
+    return [notes.resolve(folder.root, d, read, chunks_of) for d in defs]

@@ -1,0 +1,234 @@
+"""Answering in the note: which lines are questions, and `kebab.insertAnswer`, which answers one
+and puts the answer under it with `[^kb-n]` footnotes and their definitions at the end of the note.
+
+The answer takes a while; the note may change meanwhile. The edit is computed on the note as it
+is when the answer is ready (the question line found again by its text) and sent as a versioned
+edit, so it lands in the right place or not at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from kebab.lsp import ask as ask_mod
+from kebab.lsp import text as textmod
+from kebab.lsp.server import KebabServer
+from kebab.model import Answer, to_builtins
+from kebab.rag import footnotes
+from kebab.rag.pipeline import AskRequest
+
+COMMAND = "kebab.insertAnswer"
+TITLE = "Answer with kebab"
+KIND = types.CodeActionKind.RefactorRewrite
+
+_CALLOUT = re.compile(r"^\s*>\s*\[!question\][+-]?\s*(?P<rest>.*)$", re.IGNORECASE)
+_QUOTE = re.compile(r"^\s*>\s?(?P<rest>.*)$")
+_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)*")
+_DEFINITION = re.compile(r"^\[\^[^\]\s]+\]:")
+_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str  # the question as asked
+    line: int  # 0-based line the answer goes under
+    line_text: str  # that line's text, to find it again when the note changed
+    callout: bool  # inside a `> [!question]` callout: the answer goes inside it too
+
+
+def register(server: KebabServer) -> None:
+    server.command(COMMAND)(insert_answer)
+
+
+def question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> Question | None:
+    """The question at a selection (any text) or a cursor line (ending in `?`, or a callout)."""
+    (l0, c0), (l1, c1) = start, end
+    if (l0, c0) != (l1, c1):
+        if c1 == 0 and l1 > l0:
+            l1, c1 = l1 - 1, len(lines[l1 - 1])
+        selected = "\n".join(lines[l0 : l1 + 1])
+        selected = selected[c0 : len(selected) - (len(lines[l1]) - c1)]
+        text = " ".join(_LEAD.sub("", s).strip() for s in selected.split("\n")).strip()
+        return Question(text, l1, lines[l1], bool(_QUOTE.match(lines[l1]))) if text else None
+    if not 0 <= l0 < len(lines):
+        return None
+    block = callout_block(lines, l0)
+    if block is not None:
+        first, last = block
+        head = _CALLOUT.match(lines[first])
+        body = [_QUOTE.sub(r"\g<rest>", s).strip() for s in lines[first + 1 : last + 1]]
+        text = (head.group("rest").strip() if head else "") or " ".join(b for b in body if b)
+        return Question(text, last, lines[last], True) if text else None
+    line = lines[l0].rstrip()
+    if line.endswith(("?", "？")):
+        text = _LEAD.sub("", line).strip()
+        return Question(text, l0, lines[l0], False) if text else None
+    return None
+
+
+def callout_block(lines: list[str], line: int) -> tuple[int, int] | None:
+    """(first, last) lines of the `> [!question]` callout holding `line`."""
+    first = line
+    while first >= 0 and _QUOTE.match(lines[first]) and not _CALLOUT.match(lines[first]):
+        first -= 1
+    if first < 0 or not _CALLOUT.match(lines[first]):
+        return None
+    last = first
+    while (
+        last + 1 < len(lines)
+        and _QUOTE.match(lines[last + 1])
+        and not _CALLOUT.match(lines[last + 1])
+    ):
+        last += 1
+    return first, last
+
+
+async def insert_answer(ls: KebabServer, *args: Any) -> Any:
+    """`kebab.insertAnswer` with arguments (uri, line[, question]): answer, then edit the note."""
+    ask_mod.follow_request_cancel(ls)
+    uri, line, asked = _arguments(args)
+    folder, path = ask_mod.target(ls, uri, COMMAND)
+    snap = await asyncio.to_thread(textmod.read_snapshot, ls, uri)
+    if snap is None or not 0 <= line < len(snap.lines):
+        raise JsonRpcInvalidParams(f"{COMMAND}: line {line} is not in {uri}")
+    question = question_at(snap.lines, (line, 0), (line, 0))
+    if asked:
+        question = Question(
+            asked, line, snap.lines[line], question is not None and question.callout
+        )
+    if question is None:
+        raise JsonRpcInvalidParams(
+            f"{COMMAND}: line {line + 1} of {uri} is not a question "
+            "(end it with '?', select it, or use a > [!question] callout)"
+        )
+    answer = await ask_mod.answer(ls, folder, AskRequest(question=question.text, path=path), None)
+    if not answer.grounded:
+        _tell(ls, types.MessageType.Info, f"kebab: {_why_not(answer)}")
+        return {"applied": False, "answer": to_builtins(answer)}
+    style = folder.cfg.footnote_labels if folder.cfg else "kb"
+    applied = await _apply(ls, uri, path, question, answer, style)
+    return {"applied": applied, "answer": to_builtins(answer)}
+
+
+def answer_edits(
+    ls: KebabServer,
+    snap: textmod.Snapshot,
+    line: int,
+    callout: bool,
+    answer: Answer,
+    note_path: str | None,
+    style: str,
+) -> list[types.TextEdit]:
+    """The answer under `line`, and its footnote definitions at the end of the last line."""
+    lines = snap.lines
+    first = footnotes.next_label(snap.text, style)
+    body, defs = footnotes.render(answer.answer, answer.citations, note_path, first, style)
+    body_lines = body.strip("\n").split("\n")
+    if callout:
+        body_lines = ["", *body_lines]
+        text = "\n" + "\n".join(f"> {b}" if b else ">" for b in body_lines)
+    else:
+        text = "\n\n" + "\n".join(body_lines)
+    after = lines[line + 1] if line + 1 < len(lines) else ""
+    if after.strip() and not (callout and _QUOTE.match(after)):
+        text += "\n"
+    edits = [types.TextEdit(range=_at(textmod.end_of_line(ls, lines, line)), new_text=text)]
+    if defs:
+        last = len(lines) - 1
+        last_content = next((s for s in reversed(lines) if s.strip()), "")
+        gap = "" if _DEFINITION.match(last_content) else "\n"
+        if lines[last] == "":  # the note ends with a newline: keep it that way
+            new_text = gap + "\n".join(defs) + "\n"
+        else:
+            new_text = "\n" + gap + "\n".join(defs)
+        edits.append(
+            types.TextEdit(range=_at(textmod.end_of_line(ls, lines, last)), new_text=new_text)
+        )
+    return edits
+
+
+async def _apply(
+    ls: KebabServer, uri: str, path: str | None, question: Question, answer: Answer, style: str
+) -> bool:
+    for _ in range(_ATTEMPTS):
+        snap = await asyncio.to_thread(textmod.read_snapshot, ls, uri)
+        line = _find_again(snap.lines, question) if snap is not None else None
+        if snap is None or line is None:
+            _tell(
+                ls,
+                types.MessageType.Warning,
+                "kebab: the question changed while the answer "
+                "was being written; nothing was inserted (the answer is in the response)",
+            )
+            return False
+        edit = textmod.workspace_edit(
+            ls, snap, answer_edits(ls, snap, line, question.callout, answer, path, style)
+        )
+        result = await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label=TITLE)
+        )
+        if result.applied:
+            return True
+        now = textmod.open_snapshot(ls, uri)
+        if now is None or now.version == snap.version:  # refused for another reason
+            _tell(
+                ls,
+                types.MessageType.Warning,
+                "kebab: the editor did not apply the answer: "
+                f"{result.failure_reason or 'no reason given'}",
+            )
+            return False
+    _tell(
+        ls, types.MessageType.Warning, "kebab: the note kept changing; the answer was not inserted"
+    )
+    return False
+
+
+def _find_again(lines: list[str], q: Question) -> int | None:
+    """The question's line now: where it was if unchanged, else the nearest identical line."""
+    if 0 <= q.line < len(lines) and lines[q.line] == q.line_text:
+        return q.line
+    same = [i for i, s in enumerate(lines) if s == q.line_text]
+    return min(same, key=lambda i: abs(i - q.line)) if same else None
+
+
+def _arguments(args: tuple[Any, ...]) -> tuple[str, int, str | None]:
+    if len(args) == 1 and isinstance(args[0], dict):
+        a = args[0]
+        args = (a.get("uri"), a.get("line"), a.get("question"))
+    if (
+        not 2 <= len(args) <= 3
+        or not isinstance(args[0], str)
+        or not isinstance(args[1], int)
+        or isinstance(args[1], bool)
+    ):
+        raise JsonRpcInvalidParams(
+            f"{COMMAND} takes (uri, line[, question]): a note's uri, "
+            "a 0-based line number and optionally the question text"
+        )
+    asked = args[2] if len(args) == 3 else None
+    if asked is not None and (not isinstance(asked, str) or not asked.strip()):
+        raise JsonRpcInvalidParams(f"{COMMAND}: the question must be non-blank text")
+    return args[0], args[1], asked.strip() if asked else None
+
+
+def _why_not(answer: Answer) -> str:
+    if answer.refusal_reason == "cancelled":
+        return "the answer was cancelled; nothing was inserted"
+    if answer.refusal_reason == "llm_error":
+        return f"no answer: {answer.error}"
+    return answer.answer.strip()
+
+
+def _at(position: types.Position) -> types.Range:
+    return types.Range(start=position, end=position)
+
+
+def _tell(ls: KebabServer, kind: types.MessageType, message: str) -> None:
+    ls.window_show_message(types.ShowMessageParams(type=kind, message=message))
