@@ -97,9 +97,13 @@ class Index:
                 fcntl.flock(self._lockfile, fcntl.LOCK_UN)
 
     # syncing ---------------------------------------------------------------------------------
-    def sync(self, overrides: dict[str, str] | None = None,
-             progress: Progress | None = None) -> IndexSummary:
-        """Bring chunks and BM25 up to date with the files (and open buffers in `overrides`)."""
+    def sync(self, overrides: dict[str, str] | None = None, progress: Progress | None = None,
+             should_stop: Callable[[], bool] | None = None) -> IndexSummary:
+        """Bring chunks and BM25 up to date with the files (and open buffers in `overrides`).
+
+        `should_stop` is checked between batches: a stopped sync leaves a consistent index that
+        the next sync completes.
+        """
         started = time.perf_counter()
         overrides = overrides or {}
         notes, skipped = scan(self.root, self.cfg.ignore, self.cfg.max_file_bytes)
@@ -142,6 +146,9 @@ class Index:
                     for note in touch:
                         self.store.touch_document(db, note.path, note.size, note.mtime_ns)
             for start in range(0, max(len(todo), 1), _BATCH_FILES):
+                if should_stop and should_stop():
+                    deleted = []  # finish nothing half-way; the next sync picks this up
+                    break
                 batch = todo[start:start + _BATCH_FILES]
                 last = start + _BATCH_FILES >= len(todo)
                 warnings += self._write_batch(batch, deleted if last else [], read_warnings)
@@ -160,8 +167,8 @@ class Index:
         known = self.store.documents().get(path)
         if known is not None and known.content_hash == markdown.content_hash(text):
             return False
-        note = NoteFile(path, self.root / path, known.size if known else 0,
-                        known.mtime_ns if known else 0)
+        # size/mtime -1: the row came from a buffer, so the next sync re-reads the file on disk.
+        note = NoteFile(path, self.root / path, -1, -1)
         with self.writing():
             self._write_batch([(note, text)], [])
         return True

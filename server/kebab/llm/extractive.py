@@ -9,6 +9,7 @@ pipeline reads that refusal as `llm_self_judge`.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
@@ -49,7 +50,8 @@ class Extractive:
         return None
 
     async def stream(self, request: GenerateRequest) -> AsyncIterator[str]:
-        answer = self.answer(request.question, request.evidence)
+        # Scoring embeds every candidate sentence: a worker thread keeps the event loop free.
+        answer = await asyncio.to_thread(self.answer, request.question, request.evidence)
         for line in answer.splitlines(keepends=True):
             yield line
 
@@ -73,6 +75,18 @@ class Extractive:
             ev, unit = units[i]
             lines.append(f"{_as_line(unit)} [#{ev.marker}]")
         return "\n".join(lines)
+
+    def key_sentences(self, topic: str, ev: Evidence, n: int = 2) -> list[str]:
+        """The passage's `n` units that best match `topic`, in reading order, as plain lines;
+        prose before code lines."""
+        units = [(ev, u) for u in sentence_units(ev.text)]
+        prose = [(e, u) for e, u in units if not (u.startswith("`") and u.endswith("`"))]
+        units = prose or units
+        if not units:
+            return []
+        scores = self._scores(topic, units)
+        best = sorted(range(len(units)), key=lambda i: (-scores[i], i))[:n]
+        return [_as_line(units[i][1]) for i in sorted(best)]
 
     def _scores(self, question: str, units: list[tuple[Evidence, str]]) -> list[float]:
         cos = [0.0] * len(units)

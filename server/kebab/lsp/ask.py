@@ -57,7 +57,7 @@ async def ask_command(ls: KebabServer, *args: Any) -> Any:
 async def answer(
     ls: KebabServer, folder: Folder, request: AskRequest, token: types.ProgressToken | None
 ) -> Answer:
-    """Run one ask with its progress; the answer, or the cancelled answer when progress was cancelled."""
+    """One ask with its progress: the answer (the cancelled one when its progress was cancelled)."""
     task = asyncio.current_task()
     assert task is not None
     by_progress = False

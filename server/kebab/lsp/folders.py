@@ -22,7 +22,7 @@ from kebab import config as config_mod
 from kebab.config import Config
 from kebab.errors import KebabError, WorkspaceError
 from kebab.lsp import text as textmod
-from kebab.lsp.served import ServedWorkspace
+from kebab.workspace import Workspace
 
 if TYPE_CHECKING:
     from kebab.embed import Embedder
@@ -40,7 +40,7 @@ class Folder:
     def __init__(self, uri: str, root: Path) -> None:
         self.uri = uri
         self.root = root
-        self.ws: ServedWorkspace | None = None
+        self.ws: Workspace | None = None
         self.cfg: Config | None = None
         self.state: State = "opening"
         self.phase = ""
@@ -52,20 +52,20 @@ class Folder:
         self.indexer: Indexer | None = None
         self._lane = asyncio.Lock()
         self._users: dict[int, int] = {}
-        self._retired: dict[int, ServedWorkspace] = {}
+        self._retired: dict[int, Workspace] = {}
 
     # opening and closing -------------------------------------------------------------------
     async def open(self, cfg: Config, embedder: Embedder | None = None) -> None:
         """Open (or, with new settings, reopen) this folder's Workspace."""
         if self.ws is not None and cfg == self.cfg:
             return
-        try:
-            ws = await asyncio.to_thread(ServedWorkspace, self.root, cfg, None, embedder)
-        except KebabError as e:
-            self.state, self.error = "failed", str(e)
-            self.opened.set()
-            raise
-        async with self.writing():
+        async with self.writing():  # nothing writes to the index while a second one opens on it
+            try:
+                ws = await asyncio.to_thread(Workspace, self.root, cfg, None, embedder)
+            except KebabError as e:
+                self.state, self.error = "failed", str(e)
+                self.opened.set()
+                raise
             old, self.ws, self.cfg = self.ws, ws, cfg
             self.error = None
             if self.state in ("opening", "failed"):
@@ -86,7 +86,7 @@ class Folder:
             await ws.aclose()
 
     # using ----------------------------------------------------------------------------------
-    async def workspace(self) -> ServedWorkspace:
+    async def workspace(self) -> Workspace:
         """The Workspace, once open (indexing may still be running)."""
         await self.opened.wait()
         if self.ws is None:
@@ -94,7 +94,7 @@ class Folder:
         return self.ws
 
     @asynccontextmanager
-    async def use(self) -> AsyncIterator[ServedWorkspace]:
+    async def use(self) -> AsyncIterator[Workspace]:
         """The Workspace, kept open until the caller is done even if settings replace it."""
         ws = await self.workspace()
         self._users[id(ws)] = self._users.get(id(ws), 0) + 1
@@ -109,7 +109,7 @@ class Folder:
                     asyncio.get_running_loop().create_task(retired.aclose())
 
     @asynccontextmanager
-    async def writing(self) -> AsyncIterator[ServedWorkspace | None]:
+    async def writing(self) -> AsyncIterator[Workspace | None]:
         """Hold the folder's one write lane (background embedding gives way while we wait)."""
         self.writers_waiting += 1
         try:
@@ -137,7 +137,7 @@ class Folder:
             return f"{self.root.name}: {self.error}"
         return f"{self.root.name}: {self.state}"
 
-    def _retire(self, ws: ServedWorkspace) -> None:
+    def _retire(self, ws: Workspace) -> None:
         if self._users.get(id(ws)):
             self._retired[id(ws)] = ws
         else:

@@ -19,7 +19,7 @@ from kebab.errors import KebabError
 from kebab.lsp import progress as progress_mod
 from kebab.lsp import text as textmod
 from kebab.lsp.folders import Folder, is_note
-from kebab.lsp.served import ServedWorkspace
+from kebab.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +238,7 @@ class Indexer:
 
 
 def _resync(
-    ws: ServedWorkspace,
+    ws: Workspace,
     reload: set[str],
     buffers: dict[str, str],
     report: Callable[[str, int, int], None],
@@ -248,7 +248,7 @@ def _resync(
     ws.sync(report, overrides=buffers)
 
 
-def _write_buffers(ws: ServedWorkspace, due: dict[str, str], buffers: dict[str, str]) -> None:
+def _write_buffers(ws: Workspace, due: dict[str, str], buffers: dict[str, str]) -> None:
     """Re-index edited buffers; a note the index does not know goes through sync, which applies
     the ignore rules and size limits."""
     unknown = False

@@ -10,7 +10,6 @@ text, so `markdown.content_hash` of it starts with the recorded digits while not
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +27,6 @@ State = Literal["fresh", "unverified", "moved", "changed", "missing"]
 Reader = Callable[[Path], "str | None"]  # current text of a note, None when it is gone
 ChunksOf = Callable[[str], "list[Chunk]"]  # the index's chunks of a workspace-relative path
 
-_SPAN = re.compile(r"L(\d+)\s*[–-]\s*L?(\d+)\s*$")
-_LINK = re.compile(r"^\[\^[^\]\s]+\]:\s*(\[[^\]]*\]\([^)]*\))")
 _MAX_SCAN_LINES = 20_000  # past this, a moved passage is looked up in the index only
 
 
@@ -147,14 +144,17 @@ def reader(ls: LanguageServer) -> Reader:
 
 def span_columns(definition_line: str) -> tuple[int, int] | None:
     """Code-point columns of the `L12–L30` span at the end of a definition line."""
-    m = _SPAN.search(definition_line.rstrip())
-    return (m.start(), m.end()) if m else None
+    m = footnotes.DEFINITION.match(definition_line.rstrip("\r"))
+    return (m.start("start") - 1, m.end("end")) if m else None
 
 
 def link_columns(definition_line: str) -> tuple[int, int] | None:
-    """Code-point columns of the `[title](link)` in a definition line."""
-    m = _LINK.match(definition_line)
-    return (m.start(1), m.end(1)) if m else None
+    """Code-point columns of the `[title](link "kb:…")` in a definition line."""
+    m = footnotes.DEFINITION.match(definition_line.rstrip("\r"))
+    if not m:
+        return None
+    close = definition_line.index(")", m.end("hash") if m.group("hash") else m.end("link"))
+    return m.start("title") - 1, close + 1
 
 
 def _same(hash_: str, recorded: str) -> bool:

@@ -22,6 +22,7 @@ from pygls.uris import from_fs_path
 
 from kebab.errors import KebabError
 from kebab.lsp import settings
+from kebab.lsp.diagnostics import Diagnostics
 from kebab.lsp.folders import Folder, Folders, own_index_dir
 
 log = logging.getLogger(__name__)
@@ -46,8 +47,6 @@ class KebabServer(LanguageServer):
         self.init_options: dict[str, Any] = {}
         self.folder_options: dict[str, dict[str, Any]] = {}
         self.startup_problems: list[str] = []
-        from kebab.lsp.diagnostics import Diagnostics
-
         self.diagnostics = Diagnostics(self)
 
 

@@ -1,0 +1,143 @@
+"""The front end's pure pieces, without a server: settings, params, the footnote resolver and
+question detection."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from pathlib import Path
+
+import pytest
+from pygls.exceptions import JsonRpcInvalidParams
+
+from kebab.lsp import notes, params, settings
+from kebab.lsp.insert import question_at
+from kebab.markdown import parse
+from kebab.model import Citation, Range
+from kebab.rag import footnotes
+
+SOURCE = (
+    "\ufeff# Backups\r\n\r\nIntro line.\r\n\r\n## Schedule\r\n\r\nThe job runs at 02:30.\r\n"
+    "It uses restic.\r\n\r\n## Retention\r\n\r\nSeven daily snapshots.\r\n"
+)
+
+
+def test_invalid_settings_are_dropped_one_by_one_and_named() -> None:
+    raw = {
+        "index_dir": "/tmp/i",
+        "search": {"k": "many", "mode": "lexical"},
+        "nope": 1,
+        "llm": {"backend": "gpt-9"},
+    }
+    kept, problems = settings.clean(raw)
+    assert kept == {"index_dir": "/tmp/i", "search": {"mode": "lexical"}, "llm": {}}
+    assert [p.split("(setting ")[1] for p in problems] == [
+        "`search.k` ignored)",
+        "`nope` ignored)",
+        "`llm.backend` ignored)",
+    ]
+
+
+def test_a_broken_kebab_toml_falls_back_to_the_client_settings(tmp_path: Path) -> None:
+    (tmp_path / "kebab.toml").write_text("[search\nk = 3\n", encoding="utf-8")
+    cfg, problems = settings.folder_config(tmp_path, {"search": {"k": 4}})
+    assert cfg.search.k == 4
+    assert problems and "kebab.toml" in problems[0]
+
+
+def test_client_options_accept_a_kebab_section_or_the_settings_themselves() -> None:
+    assert settings.client_options({"kebab": {"search": {"k": 3}}}) == {"search": {"k": 3}}
+    assert settings.client_options({"search": {"k": 3}}) == {"search": {"k": 3}}
+    assert settings.client_options(None) == {}
+
+
+def test_params_come_back_from_pygls_namedtuples_and_errors_name_the_param() -> None:
+    Obj = namedtuple("Obj", ["question", "history"])
+    Turn = namedtuple("Turn", ["question", "answer"])
+    p = params.ask_params(Obj("Why?", [Turn("a", "b")]))
+    assert p.question == "Why?" and p.history[0].answer == "b"
+    with pytest.raises(JsonRpcInvalidParams, match=r"`temperature`: expected `float` <= 2"):
+        params.ask_params({"question": "Why?", "temperature": 7})
+    with pytest.raises(JsonRpcInvalidParams, match=r"missing required param `history\[0\].answer`"):
+        params.ask_params({"question": "Why?", "history": [{"question": "q"}]})
+
+
+def cite_chunk(root: Path, heading: str) -> footnotes.Definition:
+    """A definition written the way an answer writes it, for the chunk under `heading`."""
+    chunk = next(c for c in parse("ops/backup.md", SOURCE).chunks if c.heading_path[-1] == heading)
+    citation = Citation(
+        marker=1,
+        path=chunk.path,
+        uri="",
+        heading_path=chunk.heading_path,
+        range=Range({}, {}),
+        chunk_id=chunk.id,
+        content_hash=chunk.content_hash,
+        score=1.0,
+        text=chunk.text,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+    )
+    line = footnotes.definition_line("kb-1", citation, "inbox/note.md")
+    (d,) = footnotes.definitions(f"A fact.[^kb-1]\n\n{line}\n", "inbox/note.md")
+    return d
+
+
+def read(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def test_a_cited_passage_hashes_the_way_the_chunker_hashed_it(tmp_path: Path) -> None:
+    (tmp_path / "ops").mkdir()
+    source = tmp_path / "ops" / "backup.md"
+    source.write_bytes(SOURCE.encode("utf-8"))  # BOM and CRLF, as some editors save
+    d = cite_chunk(tmp_path, "Schedule")
+    fresh = notes.resolve(tmp_path, d, read)
+    assert fresh.state == "fresh" and fresh.text.startswith("## Schedule")
+
+    source.write_bytes(SOURCE.replace("Intro line.", "Intro line.\r\nOne more line.").encode())
+    moved = notes.resolve(tmp_path, d, read)
+    assert moved.state == "moved"
+    assert (moved.start_line, moved.end_line) == (d.start_line + 1, d.end_line + 1)
+
+    source.write_bytes(SOURCE.replace("02:30", "03:30").encode())
+    changed = notes.resolve(tmp_path, d, read)
+    assert changed.state == "changed" and "03:30" in changed.text
+
+    source.write_text("# Backups\n", encoding="utf-8")
+    assert notes.resolve(tmp_path, d, read).state == "missing"
+    source.unlink()
+    gone = notes.resolve(tmp_path, d, read)
+    assert gone.state == "missing" and "no longer exists" in gone.reason
+
+
+@pytest.mark.parametrize(
+    ("lines", "at", "question", "line"),
+    [
+        (["# T", "", "- [ ] When does it run?", "next"], (2, 3), "When does it run?", 2),
+        (["# T", "", "Not a question.", ""], (2, 0), None, 0),
+        (
+            ["> [!question] How much pork?", "> for two people", "", "x"],
+            (1, 2),
+            "How much pork?",
+            1,
+        ),
+        (
+            ["> [!question]", "> How much pork", "> for two?", "after"],
+            (0, 0),
+            "How much pork for two?",
+            2,
+        ),
+        (["Tell me about restic backups please", ""], None, "restic backups", 0),
+    ],
+)
+def test_questions_are_lines_ending_in_a_question_mark_callouts_or_selections(
+    lines: list[str], at: tuple[int, int] | None, question: str | None, line: int
+) -> None:
+    if at is None:  # a selection of "restic backups"
+        start = lines[0].index("restic")
+        found = question_at(lines, (0, start), (0, start + len("restic backups")))
+    else:
+        found = question_at(lines, at, at)
+    assert (found.text if found else None) == question
+    if found:
+        assert found.line == line
