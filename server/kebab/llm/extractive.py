@@ -129,6 +129,7 @@ def sentence_units(text: str) -> list[str]:
     """
     units: list[str] = []
     para: list[str] = []
+    header: list[str] = []  # the current table's column names
 
     def flush() -> None:
         if para:
@@ -152,10 +153,23 @@ def sentence_units(text: str) -> list[str]:
             continue
         line = re.sub(r"^(>\s*)+", "", line)
         line = re.sub(r"^\[![A-Za-z-]+\][+-]?\s*", "", line)
-        if not line or line.startswith("#") or re.fullmatch(r"[|\-: ]+", line):
+        if re.fullmatch(r"\|?[\-: |]+\|?", line) and "-" in line:  # table separator
             flush()
+            if units and units[-1].startswith("|"):
+                header = _cells(units.pop())
             continue
-        if line.startswith("|") or _LIST_ITEM.match(line):
+        if not line or line.startswith("#"):
+            flush()
+            header = []
+            continue
+        if line.startswith("|"):
+            flush()
+            cells = _cells(line)
+            if header and len(cells) == len(header):  # a row reads as "Column: value; ..."
+                units.append("; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=True)
+                                       if c))
+                continue
+        elif _LIST_ITEM.match(line):
             flush()
         para.append(line)
     flush()
@@ -173,8 +187,14 @@ def _context(ev: Evidence) -> str:
     return " › ".join(ev.heading_path) + "\n" if ev.heading_path else ""
 
 
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
 def _as_line(unit: str) -> str:
+    """A unit as it reads quoted in another note: no list marker, no footnote refs or #tags."""
     unit = re.sub(r"^([-*+]|\d+[.)])\s+", "", unit.strip())
     if unit.startswith("|"):
-        unit = " | ".join(c.strip() for c in unit.strip("|").split("|"))
-    return unit
+        unit = " | ".join(_cells(unit))
+    unit = re.sub(r"\[\^[^\]\s]+\]", "", unit)  # the source note's own footnotes point nowhere here
+    return re.sub(r"(\s+#[^\W\d][\w/-]*)+\s*$", "", unit)

@@ -141,12 +141,13 @@ def answer_edits(
     edits = [types.TextEdit(range=_at(textmod.end_of_line(ls, lines, line)), new_text=text)]
     if defs:
         last = len(lines) - 1
+        if last > 0 and lines[last] == "":
+            # The note ends with a newline: insert at the end of the last real line, never past
+            # the final newline (Neovim adds a blank line for an edit there); the newline stays.
+            last -= 1
         last_content = next((s for s in reversed(lines) if s.strip()), "")
         gap = "" if _DEFINITION.match(last_content) else "\n"
-        if lines[last] == "":  # the note ends with a newline: keep it that way
-            new_text = gap + "\n".join(defs) + "\n"
-        else:
-            new_text = "\n" + gap + "\n".join(defs)
+        new_text = "\n" + gap + "\n".join(defs)
         edits.append(
             types.TextEdit(range=_at(textmod.end_of_line(ls, lines, last)), new_text=new_text)
         )

