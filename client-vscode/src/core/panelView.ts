@@ -1,0 +1,177 @@
+/**
+ * The answer panel's content, without the editor: one session's turns (question → streamed text →
+ * answer.v1) rendered to HTML with markdown-it, and the page that shows them in the editor's theme.
+ * The webview script only swaps HTML in and posts the user's clicks back.
+ */
+import MarkdownIt from "markdown-it";
+import { answerMeta, panelMarkdown, streamingMarkdown } from "./answer";
+import type { Answer } from "./protocol";
+
+export type TurnState = "waiting" | "streaming" | "answered" | "refused" | "failed";
+
+export interface Turn {
+  id: number;
+  question: string;
+  state: TurnState;
+  status?: string; // what the server says it is doing (begin/end messages)
+  streamed: string; // answer text so far
+  answer?: Answer;
+  error?: string; // the request failed (not a refusal)
+}
+
+export interface TurnView {
+  id: number;
+  question: string;
+  state: TurnState;
+  html: string;
+  meta: string;
+  canInsert: boolean;
+}
+
+const md = new MarkdownIt({ html: false, linkify: false, breaks: false });
+// Citation links are file: uris with #L12-L30; the webview hands them to the extension to open.
+const validateLink = md.validateLink.bind(md);
+md.validateLink = (url: string) => /^file:\/\//i.test(url) || validateLink(url);
+
+/** Markdown (from panelMarkdown or streamingMarkdown) → HTML; raw HTML in notes stays text. */
+export function renderMarkdown(markdown: string): string {
+  return md.render(markdown);
+}
+
+/** What the webview shows for one turn. */
+export function turnView(t: Turn): TurnView {
+  let markdown: string;
+  if (t.answer) {
+    markdown = panelMarkdown(t.answer);
+  } else if (t.error) {
+    markdown = (t.streamed ? streamingMarkdown(t.streamed) + "\n\n" : "") + `> **Failed.** ${t.error}`;
+  } else if (t.streamed) {
+    markdown = streamingMarkdown(t.streamed);
+  } else {
+    markdown = `*${t.status || "Searching the notes…"}*`;
+  }
+  const meta = t.answer ? answerMeta(t.answer) : t.status ?? "";
+  return {
+    id: t.id, question: t.question, state: t.state, html: renderMarkdown(markdown), meta,
+    canInsert: !!t.answer && !!t.answer.answer.trim(),
+  };
+}
+
+/** The turn's state once its answer arrived. */
+export function finishedState(a: Answer): TurnState {
+  return a.grounded ? "answered" : "refused";
+}
+
+/** The last answered turns, oldest first, for a follow-up's `history`. */
+export function history(turns: Turn[], max = 3): { question: string; answer: string }[] {
+  return turns.filter((t) => t.answer?.grounded).slice(-max)
+    .map((t) => ({ question: t.question, answer: t.answer!.answer }));
+}
+
+/** The panel page. `cspSource` and `nonce` come from the webview. */
+export function page(cspSource: string, nonce: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${cspSource} https: data:; style-src ${cspSource} 'unsafe-inline'; script-src 'nonce-${nonce}';">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>kebab</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main id="turns" aria-live="polite"></main>
+<p id="empty" class="meta">Ask a question with <b>Kebab: Ask</b>; answers from your notes appear here, with their sources.</p>
+<form id="follow">
+  <input id="question" type="text" placeholder="Ask a follow-up…" aria-label="Ask a follow-up question">
+  <button type="submit">Ask</button>
+</form>
+<script nonce="${nonce}">${SCRIPT}</script>
+</body>
+</html>`;
+}
+
+const STYLE = `
+body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-editor-foreground);
+  background: var(--vscode-editor-background); padding: 0 16px 64px; line-height: 1.5; }
+a { color: var(--vscode-textLink-foreground); text-decoration: none; }
+a:hover { color: var(--vscode-textLink-activeForeground); text-decoration: underline; }
+code { font-family: var(--vscode-editor-font-family); font-size: 0.95em; background: var(--vscode-textCodeBlock-background); padding: 1px 3px; border-radius: 3px; }
+pre { background: var(--vscode-textCodeBlock-background); padding: 8px; overflow-x: auto; }
+pre code { background: none; padding: 0; }
+blockquote { margin: 0 0 8px; padding: 4px 12px; border-left: 4px solid var(--vscode-textBlockQuote-border); background: var(--vscode-textBlockQuote-background); }
+.turn { border-bottom: 1px solid var(--vscode-panel-border, rgba(128,128,128,.35)); padding: 12px 0; }
+.question { font-weight: 600; font-size: 1.1em; margin: 0 0 6px; }
+.question::before { content: "Q "; color: var(--vscode-descriptionForeground); }
+.turn.refused .answer > blockquote:first-child { border-left-color: var(--vscode-editorWarning-foreground); }
+.turn.failed .answer > blockquote:last-child { border-left-color: var(--vscode-errorForeground); }
+.turn.streaming .answer > :last-child::after { content: "▍"; animation: blink 1s steps(2) infinite; }
+@keyframes blink { 50% { opacity: 0; } }
+.meta { color: var(--vscode-descriptionForeground); font-size: 0.9em; }
+.actions { display: flex; gap: 6px; align-items: center; margin-top: 6px; }
+.actions .meta { margin-left: auto; }
+button { font-family: inherit; color: var(--vscode-button-foreground); background: var(--vscode-button-background); border: none; padding: 4px 10px; cursor: pointer; border-radius: 2px; }
+button:hover { background: var(--vscode-button-hoverBackground); }
+button.secondary { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); }
+button:disabled { opacity: .5; cursor: default; }
+#follow { position: fixed; left: 0; right: 0; bottom: 0; display: flex; gap: 6px; padding: 8px 16px; background: var(--vscode-editor-background);
+  border-top: 1px solid var(--vscode-panel-border, rgba(128,128,128,.35)); }
+#question { flex: 1; color: var(--vscode-input-foreground); background: var(--vscode-input-background); border: 1px solid var(--vscode-input-border, transparent); padding: 4px 6px; font-family: inherit; }
+`;
+
+// Runs in the webview: keeps one element per turn, forwards clicks to the extension.
+const SCRIPT = `
+const vscode = acquireVsCodeApi();
+const turns = document.getElementById("turns");
+const empty = document.getElementById("empty");
+function el(tag, cls, text) { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; }
+function upsert(v) {
+  let box = document.getElementById("turn-" + v.id);
+  const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
+  if (!box) {
+    box = el("section", "turn");
+    box.id = "turn-" + v.id;
+    box.append(el("p", "question"), el("div", "answer"));
+    const actions = el("div", "actions");
+    const insert = el("button", "insert", "Insert at cursor");
+    insert.title = "Insert the answer at the cursor in the last active note, with [^kb-n] footnotes";
+    insert.onclick = () => vscode.postMessage({ type: "insert", id: v.id });
+    const copy = el("button", "copy secondary", "Copy");
+    copy.title = "Copy the answer as Markdown with footnotes";
+    copy.onclick = () => vscode.postMessage({ type: "copy", id: v.id });
+    const stop = el("button", "stop secondary", "Stop");
+    stop.onclick = () => vscode.postMessage({ type: "stop", id: v.id });
+    actions.append(insert, copy, stop, el("span", "meta"));
+    box.append(actions);
+    turns.append(box);
+  }
+  box.className = "turn " + v.state;
+  box.querySelector(".question").textContent = v.question;
+  box.querySelector(".answer").innerHTML = v.html;
+  box.querySelector(".meta").textContent = v.meta;
+  const busy = v.state === "waiting" || v.state === "streaming";
+  box.querySelector(".insert").disabled = !v.canInsert;
+  box.querySelector(".copy").disabled = !v.canInsert;
+  box.querySelector(".stop").hidden = !busy;
+  empty.hidden = true;
+  if (atBottom) window.scrollTo(0, document.body.scrollHeight);
+}
+window.addEventListener("message", (event) => {
+  const m = event.data;
+  if (m.type === "turn") upsert(m.turn);
+  if (m.type === "reset") { turns.textContent = ""; m.turns.forEach(upsert); empty.hidden = m.turns.length > 0; }
+});
+document.addEventListener("click", (event) => {
+  const a = event.target.closest && event.target.closest("a[href]");
+  if (!a) return;
+  const href = a.getAttribute("href");
+  if (href.startsWith("file:")) { event.preventDefault(); vscode.postMessage({ type: "open", href }); }
+});
+document.getElementById("follow").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const input = document.getElementById("question");
+  const question = input.value.trim();
+  if (question) { vscode.postMessage({ type: "ask", question }); input.value = ""; }
+});
+vscode.postMessage({ type: "ready" });
+`;

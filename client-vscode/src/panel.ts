@@ -1,0 +1,168 @@
+/**
+ * The answer panel: a webview beside the editor where answers stream in, with their citations
+ * clickable, Insert at cursor and Copy. It keeps the session's questions and answers.
+ */
+import * as crypto from "node:crypto";
+import * as vscode from "vscode";
+import { insertion, notePathFor, parseCitationHref } from "./core/answer";
+import { finishedState, history, page, Turn, turnView } from "./core/panelView";
+import { ask, AskParams, Rpc } from "./core/protocol";
+
+type FromWebview =
+  | { type: "ready" }
+  | { type: "open"; href: string }
+  | { type: "insert"; id: number }
+  | { type: "copy"; id: number }
+  | { type: "stop"; id: number }
+  | { type: "ask"; question: string };
+
+export class AnswerPanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  private readonly turns: Turn[] = [];
+  private readonly running = new Map<number, () => void>();
+  private lastNote: vscode.TextEditor | undefined;
+  private readonly session = crypto.randomUUID();
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(private readonly rpc: () => Promise<Rpc>, private readonly log: vscode.LogOutputChannel) {
+    // The panel takes focus from the editor: remember the note the user was in, for Insert.
+    this.subscriptions.push(vscode.window.onDidChangeActiveTextEditor((e) => this.remember(e)));
+    this.remember(vscode.window.activeTextEditor);
+  }
+
+  /** Ask a question and stream its answer into the panel; `followUp` sends the session's answers as history. */
+  async ask(question: string, options: { uri?: string; followUp?: boolean } = {}): Promise<void> {
+    this.show();
+    const turn: Turn = { id: this.turns.length + 1, question, state: "waiting", streamed: "" };
+    this.turns.push(turn);
+    this.post(turn);
+    const params: AskParams = { question, conversation: this.session };
+    if (options.uri) {
+      params.uri = options.uri;
+    }
+    if (options.followUp) {
+      params.history = history(this.turns.slice(0, -1));
+    }
+    try {
+      const handle = ask(await this.rpc(), params, (e) => {
+        if (e.kind === "text") {
+          turn.state = "streaming";
+          turn.streamed = e.soFar;
+        } else if (e.message) {
+          turn.status = e.message;
+        }
+        this.post(turn);
+      });
+      this.running.set(turn.id, handle.stop);
+      const { answer } = await handle.result;
+      turn.answer = answer;
+      turn.state = finishedState(answer);
+    } catch (e) {
+      turn.state = "failed";
+      turn.error = e instanceof Error ? e.message : String(e);
+      this.log.error(`kebab/ask failed: ${turn.error}`);
+    } finally {
+      this.running.delete(turn.id);
+    }
+    this.post(turn);
+  }
+
+  show(): void {
+    if (this.panel) {
+      this.panel.reveal(undefined, true);
+      return;
+    }
+    const panel = vscode.window.createWebviewPanel("kebab.answers", "kebab", { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [] });
+    panel.webview.html = page(panel.webview.cspSource, crypto.randomBytes(16).toString("base64"));
+    panel.webview.onDidReceiveMessage((m: FromWebview) => this.receive(m).catch((e) => {
+      void vscode.window.showErrorMessage(`kebab: ${e instanceof Error ? e.message : e}`);
+    }), undefined, this.subscriptions);
+    panel.onDidDispose(() => {
+      this.panel = undefined;
+      for (const stop of this.running.values()) {
+        stop();
+      }
+    }, undefined, this.subscriptions);
+    this.panel = panel;
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+    vscode.Disposable.from(...this.subscriptions).dispose();
+  }
+
+  private remember(editor: vscode.TextEditor | undefined): void {
+    if (editor && editor.document.uri.scheme !== "output" && editor.document.languageId === "markdown") {
+      this.lastNote = editor;
+    }
+  }
+
+  private post(turn: Turn): void {
+    void this.panel?.webview.postMessage({ type: "turn", turn: turnView(turn) });
+  }
+
+  private async receive(m: FromWebview): Promise<void> {
+    switch (m.type) {
+      case "ready":
+        await this.panel?.webview.postMessage({ type: "reset", turns: this.turns.map(turnView) });
+        return;
+      case "open":
+        return this.openCitation(m.href);
+      case "insert":
+        return this.insert(this.turns[m.id - 1]);
+      case "copy": {
+        const a = this.turns[m.id - 1]?.answer;
+        if (a) {
+          await vscode.env.clipboard.writeText(a.grounded ? a.markdown : a.answer);
+          void vscode.window.setStatusBarMessage("kebab: answer copied", 3000);
+        }
+        return;
+      }
+      case "stop":
+        this.running.get(m.id)?.();
+        return;
+      case "ask":
+        return this.ask(m.question, { followUp: true });
+    }
+  }
+
+  private async openCitation(href: string): Promise<void> {
+    const cited = parseCitationHref(href);
+    if (!cited) {
+      return;
+    }
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(cited.uri));
+    const last = Math.min(cited.end, doc.lineCount) - 1;
+    const range = new vscode.Range(Math.min(cited.start - 1, last), 0, last, doc.lineAt(last).text.length);
+    const column = this.lastNote?.viewColumn ?? vscode.ViewColumn.One;
+    const editor = await vscode.window.showTextDocument(doc, { viewColumn: column, selection: range });
+    editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  }
+
+  /** The answer at the cursor of the last note used, its footnote definitions at the note's end. */
+  private async insert(turn: Turn | undefined): Promise<void> {
+    const answer = turn?.answer;
+    if (!answer) {
+      return;
+    }
+    const editor = this.lastNote && vscode.window.visibleTextEditors.includes(this.lastNote)
+      ? this.lastNote
+      : vscode.window.visibleTextEditors.find((e) => e.document.languageId === "markdown");
+    if (!editor) {
+      void vscode.window.showWarningMessage("kebab: open a note and put the cursor where the answer should go, then Insert again.");
+      return;
+    }
+    const doc = editor.document;
+    const notePath = doc.uri.scheme === "file" ? notePathFor(answer, doc.uri.fsPath, (u) => vscode.Uri.parse(u).fsPath) : null;
+    const edit = new vscode.WorkspaceEdit();
+    for (const i of insertion(answer, doc.getText(), editor.selection.active, notePath)) {
+      edit.insert(doc.uri, new vscode.Position(i.line, i.character), i.text);
+    }
+    if (!(await vscode.workspace.applyEdit(edit))) {
+      void vscode.window.showWarningMessage("kebab: the editor did not take the answer; try again.");
+      return;
+    }
+    await vscode.window.showTextDocument(doc, { viewColumn: editor.viewColumn, preserveFocus: false });
+  }
+}

@@ -1,0 +1,271 @@
+/**
+ * The protocol modules against the real `kebab serve`, over stdio, on a private copy of
+ * fixtures/workspace with its index in tmp: what the extension does through vscode-languageclient.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { ChildProcess, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { pathToFileURL } from "node:url";
+import {
+  ConfigurationRequest,
+  createMessageConnection,
+  DidChangeConfigurationNotification,
+  ErrorCodes,
+  HoverRequest,
+  InitializeRequest,
+  InitializedNotification,
+  MessageConnection,
+  ResponseError,
+  ShowMessageNotification,
+  StreamMessageReader,
+  StreamMessageWriter,
+  WorkDoneProgressCreateRequest,
+} from "vscode-languageserver-protocol/node";
+import { footnotes, insertion, panelMarkdown, standaloneMarkdown } from "../src/core/answer";
+import { ask, AskRequest, SearchRequest, Status, StatusRequest, StreamEvent } from "../src/core/protocol";
+import { findServer } from "../src/core/serverCommand";
+import { serverOptions } from "../src/core/settings";
+import { ScriptedModel } from "./scriptedModel";
+
+const REPO = path.resolve(__dirname, "..", "..");
+const BACKUP_Q = "What time does the nightly backup run, and how long are daily snapshots kept?";
+
+describe("kebab serve", () => {
+  let tmp: string;
+  let root: string;
+  let server: ChildProcess;
+  let rpc: MessageConnection;
+  let stderr = "";
+  const messages: string[] = [];
+  const created: string[] = [];
+  let settings: Record<string, unknown> = {};
+
+  before(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "kebab-vscode-"));
+    root = path.join(tmp, "workspace");
+    fs.cpSync(path.join(REPO, "fixtures", "workspace"), root, { recursive: true });
+    const found = findServer({ setting: process.env.KEBAB_SERVER, folders: [REPO] });
+    assert.ok("command" in found, "no kebab server: run `make test` at the repository root (it creates .venv), or set KEBAB_SERVER");
+    server = spawn(found.command, found.args, {
+      cwd: root, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, FAKE_LLM_KEY: "sk-not-a-real-key" },
+    });
+    server.stderr!.on("data", (d: Buffer) => { stderr += d.toString(); });
+    rpc = createMessageConnection(new StreamMessageReader(server.stdout!), new StreamMessageWriter(server.stdin!));
+    // what the extension's settings turn into, sent both ways the server reads them
+    settings = { indexDir: path.join(tmp, "index"), "search.k": 6 };
+    const options = serverOptions((s) => settings[s]);
+    rpc.onRequest(WorkDoneProgressCreateRequest.type, (p) => { created.push(String(p.token)); return null; });
+    rpc.onRequest(ConfigurationRequest.type, (p) => p.items.map(() => serverOptions((s) => settings[s])));
+    rpc.onRequest("client/registerCapability", () => null);
+    rpc.onNotification(ShowMessageNotification.type, (p) => { messages.push(p.message); });
+    rpc.listen();
+    const init = await rpc.sendRequest(InitializeRequest.type, {
+      processId: process.pid,
+      rootUri: pathToFileURL(root).href,
+      workspaceFolders: [{ uri: pathToFileURL(root).href, name: "workspace" }],
+      capabilities: {
+        window: { workDoneProgress: true },
+        workspace: { configuration: true, workspaceFolders: true },
+        general: { positionEncodings: ["utf-16"] },
+        textDocument: { hover: { contentFormat: ["markdown", "plaintext"] } },
+      },
+      initializationOptions: options,
+    });
+    assert.ok(init.capabilities);
+    await rpc.sendNotification(InitializedNotification.type, {});
+    await ready(rpc);
+  });
+
+  after(async () => {
+    if (rpc) {
+      await Promise.race([rpc.sendRequest("shutdown").catch(() => {}), sleep(3000)]);
+      await rpc.sendNotification("exit").catch(() => {});
+      rpc.dispose();
+    }
+    if (server && server.exitCode === null) {
+      await Promise.race([new Promise((r) => server.once("exit", r)), sleep(3000)]);
+      server.kill();
+    }
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("reports its index state and counts, with the index where the settings put it", async () => {
+    const status = await rpc.sendRequest(StatusRequest, {});
+    assert.equal(status.state, "ready");
+    assert.equal(status.files, 16);
+    assert.ok(status.chunks > 16);
+    const folder = status.folders[0];
+    assert.equal(folder.index_dir, path.join(tmp, "index"), stderr);
+    assert.ok(folder.embedding?.id);
+    assert.equal(folder.llm?.backend, "extractive");
+    assert.deepEqual(messages.filter((m) => m.includes("setting")), []);
+  });
+
+  it("searches", async () => {
+    const { hits } = await rpc.sendRequest(SearchRequest, { query: "restic retention policy", k: 3 });
+    assert.ok(hits.length > 0 && hits.length <= 3);
+    assert.equal(hits[0].path, "ops/backup.md");
+    assert.match(hits[0].uri, /^file:\/\/.*ops\/backup\.md$/);
+    assert.ok(hits[0].range.start.line >= 0);
+  });
+
+  it("streams an answer: begin, reports in order, end; the reports concatenate to the answer", async () => {
+    const events: StreamEvent[] = [];
+    const { result } = ask(rpc, { question: BACKUP_Q }, (e) => events.push(e));
+    const asked = await result;
+    const a = asked.answer;
+    assert.equal(a.schema, "answer.v1");
+    assert.equal(a.grounded, true, a.answer);
+    assert.ok(asked.reports >= 1);
+    assert.equal(asked.streamed, a.answer);
+    const kinds = events.map((e) => e.kind);
+    assert.equal(kinds[0], "begin");
+    assert.equal(kinds[kinds.length - 1], "end");
+    assert.ok(kinds.slice(1, -1).every((k) => k === "text"));
+    const texts = events.filter((e) => e.kind === "text");
+    assert.equal(texts.map((e) => e.text).join(""), a.answer);
+    assert.equal(texts[texts.length - 1].soFar, a.answer);
+    const end = events[events.length - 1];
+    assert.match(end.kind === "end" ? end.message ?? "" : "", /answered with \d+ citation/);
+    assert.ok(a.citations.some((c) => c.path === "ops/backup.md"));
+
+    // the panel links each citation to its lines; the client's footnotes are the server's
+    const panel = panelMarkdown(a);
+    const c = a.citations[0];
+    assert.ok(panel.includes(`${c.uri}#L${c.start_line}-L${c.end_line}`), panel);
+    assert.equal(standaloneMarkdown(a), a.markdown);
+  });
+
+  it("puts an inserted answer's footnotes where the server's hover finds them", async () => {
+    const a = (await ask(rpc, { question: BACKUP_Q }).result).answer;
+    const notePath = "inbox/questions.md";
+    const file = path.join(root, notePath);
+    const before = fs.readFileSync(file, "utf8");
+    const lines = before.split("\n");
+    const at = lines.findIndex((l) => l.startsWith("What time does the nightly backup"));
+    const edits = insertion(a, before, { line: at, character: lines[at].length }, notePath);
+    const text = applyInserts(before, edits);
+    assert.ok(text.includes("](../ops/backup.md#"), text);
+    assert.equal(footnotes(a, notePath).definitions.length, edits.length === 2 ? a.citations.length : 0);
+    const uri = pathToFileURL(file).href;
+    await rpc.sendNotification("textDocument/didOpen", { textDocument: { uri, languageId: "markdown", version: 1, text } });
+    const after = text.split("\n");
+    const ref = after.findIndex((l) => l.includes("[^kb-1]") && !l.startsWith("[^kb-1]:"));
+    const hover = await rpc.sendRequest(HoverRequest.type, {
+      textDocument: { uri }, position: { line: ref, character: after[ref].indexOf("[^kb-1]") + 3 },
+    });
+    const value = hover && typeof hover.contents === "object" && "value" in hover.contents ? hover.contents.value : "";
+    assert.match(value, /ops\/backup\.md/);
+    assert.doesNotMatch(value, /source (changed|not found)/);
+  });
+
+  it("shows a refusal with the nearest passages", async () => {
+    const a = (await ask(rpc, { question: "How long should croissant dough rest in the fridge?" }).result).answer;
+    assert.equal(a.grounded, false);
+    assert.ok(a.refusal_reason === "score_gate" || a.refusal_reason === "llm_self_judge", a.refusal_reason ?? "");
+    assert.match(panelMarkdown(a), /Not answered/);
+  });
+
+  it("answers invalid params with InvalidParams and keeps serving", async () => {
+    const bad: unknown[] = [{ question: "" }, { question: 42 }, {}, { question: "why?", k: 0 }, { question: "why?", mode: "fuzzy" }];
+    for (const params of bad) {
+      await assert.rejects(rpc.sendRequest(AskRequest, params as never), (e: unknown) => {
+        assert.ok(e instanceof ResponseError);
+        assert.equal(e.code, ErrorCodes.InvalidParams);
+        assert.match(e.message, /kebab\/ask/);
+        return true;
+      });
+    }
+    await assert.rejects(rpc.sendRequest(SearchRequest, { query: " " }), (e: unknown) =>
+      e instanceof ResponseError && e.code === ErrorCodes.InvalidParams);
+    assert.equal((await rpc.sendRequest(StatusRequest, {})).state, "ready");
+  });
+
+  describe("with a streaming model server", () => {
+    let llm: ScriptedModel;
+
+    before(async () => {
+      llm = await ScriptedModel.start();
+      settings = {
+        ...settings, "llm.backend": "openai", "llm.endpoint": llm.endpoint, "llm.model": "scripted",
+        "llm.apiKeyEnv": "FAKE_LLM_KEY",
+      };
+      await rpc.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
+      const deadline = Date.now() + 30_000;
+      while ((await rpc.sendRequest(StatusRequest, {})).folders[0].llm?.backend !== "openai") {
+        assert.ok(Date.now() < deadline, "the server never took the new settings");
+        await sleep(100);
+      }
+      await ready(rpc);
+    });
+
+    after(() => llm?.close());
+
+    it("streams the model's pieces as reports, in order, and they concatenate to the answer", async () => {
+      llm.script(["The nightly backup ", "runs at **02:30** ", "[#1]. Daily snapshots ", "are kept ", "for 7 days [#1]."], 120);
+      const events: StreamEvent[] = [];
+      const asked = await ask(rpc, { question: BACKUP_Q }, (e) => events.push(e)).result;
+      const a = asked.answer;
+      assert.equal(a.answer, "The nightly backup runs at **02:30** [#1]. Daily snapshots are kept for 7 days [#1].");
+      assert.equal(a.grounded, true);
+      assert.equal(a.model.backend, "openai");
+      assert.ok(asked.reports >= 3, `only ${asked.reports} reports`);
+      const texts = events.filter((e) => e.kind === "text");
+      assert.equal(texts.map((e) => e.text).join(""), a.answer);
+      for (let i = 1; i < texts.length; i++) {
+        assert.ok(texts[i].soFar.startsWith(texts[i - 1].soFar));
+      }
+      assert.deepEqual([events[0].kind, events[events.length - 1].kind], ["begin", "end"]);
+      // the API key travelled by its env var's name, the settings as config keys
+      assert.equal(llm.requests[0].headers.authorization, "Bearer sk-not-a-real-key");
+      assert.equal(llm.requests[0].body.model, "scripted");
+      assert.equal(standaloneMarkdown(a), a.markdown);
+    });
+
+    it("stops generating when asked, and returns the cancelled answer with the text so far", async () => {
+      llm.script(Array.from({ length: 40 }, (_, i) => `piece ${i} `), 100);
+      const events: StreamEvent[] = [];
+      const handle = ask(rpc, { question: BACKUP_Q }, (e) => {
+        events.push(e);
+        if (e.kind === "text" && events.filter((x) => x.kind === "text").length === 2) {
+          handle.stop();
+        }
+      });
+      const asked = await handle.result;
+      assert.equal(asked.answer.refusal_reason, "cancelled");
+      assert.equal(asked.answer.grounded, false);
+      assert.ok(asked.answer.answer.startsWith("piece 0"));
+      assert.ok(!asked.answer.answer.includes("piece 39"));
+      assert.equal(asked.streamed, asked.answer.answer);
+      assert.match(panelMarkdown(asked.answer), /Stopped before the answer was finished/);
+    });
+  });
+});
+
+async function ready(rpc: MessageConnection, timeoutMs = 45_000): Promise<Status> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await rpc.sendRequest(StatusRequest, {});
+    if (status.state === "ready" && status.folders.every((f) => f.pending_vectors === 0)) {
+      return status;
+    }
+    assert.ok(Date.now() < deadline, `the index never became ready: ${JSON.stringify(status)}`);
+    await sleep(100);
+  }
+}
+
+function applyInserts(text: string, inserts: { line: number; character: number; text: string }[]): string {
+  const lines = text.split("\n");
+  const offset = (l: number, c: number) => lines.slice(0, l).reduce((n, s) => n + s.length + 1, 0) + c;
+  return [...inserts].map((i) => ({ at: offset(i.line, i.character), text: i.text }))
+    .sort((x, y) => y.at - x.at)
+    .reduce((out, i) => out.slice(0, i.at) + i.text + out.slice(i.at), text);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
