@@ -23,6 +23,7 @@ test: $(STAMP)
 	$(BIN)/ruff check server tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest -q -p no:cacheprovider
+	cd client-vscode && npm ci --no-audit --no-fund --loglevel=error && npm test
 
 lint: $(STAMP)
 	$(BIN)/ruff check server tests bench
