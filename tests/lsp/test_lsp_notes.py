@@ -169,6 +169,23 @@ async def test_an_edit_refused_as_stale_is_recomputed_on_the_new_text(vscode: Ke
     vscode.close(uri)
 
 
+async def test_a_stored_answer_is_inserted_as_given_and_rendered_for_the_note(
+    vscode: KebabClient,
+) -> None:
+    asked = await vscode.request("kebab/ask", {"question": QUESTION})
+    assert asked["grounded"] and isinstance(asked["id"], int)
+    uri = vscode.open(vscode.root / "rust" / "scratch.md", "# Scratch\n\n[^kb-4]: old\n")
+    result = await vscode.command("kebab.insertAnswer", uri, 0, None, asked["id"])
+    assert result["applied"] and result["answer"]["answer"] == asked["answer"]
+    text = vscode.text(uri)
+    assert "[^kb-5]" in text  # continues after the note's own highest kb- label
+    defs = [d for d in footnotes.definitions(text, "rust/scratch.md") if d.label == "kb-5"]
+    assert defs and defs[0].path == asked["citations"][0]["path"]  # ../ops/... resolves back
+    with pytest.raises(Exception, match="no grounded answer"):
+        await vscode.command("kebab.insertAnswer", uri, 0, None, 10**9)
+    vscode.close(uri)
+
+
 async def test_a_callout_question_gets_its_answer_inside_the_callout(vscode: KebabClient) -> None:
     uri = vscode.open(
         vscode.root / "inbox" / "callout.md", f"# Callout\n\n> [!question] {QUESTION}\n\nAfter."

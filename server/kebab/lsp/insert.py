@@ -21,6 +21,7 @@ from kebab.lsp import text as textmod
 from kebab.lsp.server import KebabServer
 from kebab.model import Answer, to_builtins
 from kebab.rag import footnotes
+from kebab.rag import store as answers
 from kebab.rag.pipeline import AskRequest
 
 COMMAND = "kebab.insertAnswer"
@@ -90,13 +91,25 @@ def callout_block(lines: list[str], line: int) -> tuple[int, int] | None:
 
 
 async def insert_answer(ls: KebabServer, *args: Any) -> Any:
-    """`kebab.insertAnswer` with arguments (uri, line[, question]): answer, then edit the note."""
+    """`kebab.insertAnswer` with arguments (uri, line[, question[, answer_id]]): answer, then
+    edit the note. With `answer_id` (an answer.v1 `id`), that stored answer is inserted under
+    `line` as it was given, rendered for this note (relative links, next free labels)."""
     ask_mod.follow_request_cancel(ls)
-    uri, line, asked = _arguments(args)
+    uri, line, asked, answer_id = _arguments(args)
     folder, path = ask_mod.target(ls, uri, COMMAND)
     snap = await asyncio.to_thread(textmod.read_snapshot, ls, uri)
     if snap is None or not 0 <= line < len(snap.lines):
         raise JsonRpcInvalidParams(f"{COMMAND}: line {line} is not in {uri}")
+    if answer_id is not None:
+        async with folder.use() as ws:
+            stored = await asyncio.to_thread(answers.get, ws.index.store, answer_id)
+        if stored is None or not stored.grounded:
+            raise JsonRpcInvalidParams(f"{COMMAND}: no grounded answer with id {answer_id}")
+        callout = bool(_QUOTE.match(snap.lines[line]))
+        held = Question(stored.question, line, snap.lines[line], callout)
+        style = folder.cfg.footnote_labels if folder.cfg else "kb"
+        applied = await _apply(ls, uri, path, held, stored, style)
+        return {"applied": applied, "answer": to_builtins(stored)}
     question = question_at(snap.lines, (line, 0), (line, 0))
     if asked:
         question = Question(
@@ -199,10 +212,14 @@ def _find_again(lines: list[str], q: Question) -> int | None:
     return min(same, key=lambda i: abs(i - q.line)) if same else None
 
 
-def _arguments(args: tuple[Any, ...]) -> tuple[str, int, str | None]:
+def _arguments(args: tuple[Any, ...]) -> tuple[str, int, str | None, int | None]:
     if len(args) == 1 and isinstance(args[0], dict):
         a = args[0]
-        args = (a.get("uri"), a.get("line"), a.get("question"))
+        args = (a.get("uri"), a.get("line"), a.get("question"), a.get("answer_id"))
+    answer_id = args[3] if len(args) == 4 else None
+    if answer_id is not None and (not isinstance(answer_id, int) or isinstance(answer_id, bool)):
+        raise JsonRpcInvalidParams(f"{COMMAND}: answer_id must be an answer.v1 id (an integer)")
+    args = args[:3] if len(args) == 4 else args
     if (
         not 2 <= len(args) <= 3
         or not isinstance(args[0], str)
@@ -216,7 +233,7 @@ def _arguments(args: tuple[Any, ...]) -> tuple[str, int, str | None]:
     asked = args[2] if len(args) == 3 else None
     if asked is not None and (not isinstance(asked, str) or not asked.strip()):
         raise JsonRpcInvalidParams(f"{COMMAND}: the question must be non-blank text")
-    return args[0], args[1], asked.strip() if asked else None
+    return args[0], args[1], asked.strip() if asked else None, answer_id
 
 
 def _why_not(answer: Answer) -> str:
