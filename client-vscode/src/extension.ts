@@ -13,7 +13,7 @@ import {
   State,
 } from "vscode-languageclient/node";
 import { AnswerPanel } from "./panel";
-import { Rpc, Status, StatusRequest } from "./core/protocol";
+import { INSERT_ANSWER, Rpc, Status, StatusRequest } from "./core/protocol";
 import { expandPath, findServer } from "./core/serverCommand";
 import { serverOptions, ServerOptions } from "./core/settings";
 import { statusBar, statusMarkdown } from "./core/statusView";
@@ -201,8 +201,8 @@ async function answerLine(log: vscode.LogOutputChannel): Promise<void> {
   }
   try {
     // the server streams its progress (window/workDoneProgress/create) and applies the edit itself
-    const result = await c.sendRequest(ExecuteCommandRequest.type, { command: "kebab.insertAnswer", arguments: args });
-    log.info(`kebab.insertAnswer ${path.basename(document.uri.fsPath)}:${(args[1] as number) + 1}: ${JSON.stringify((result as { applied?: boolean })?.applied)}`);
+    const result = await c.sendRequest(ExecuteCommandRequest.type, { command: INSERT_ANSWER, arguments: args });
+    log.info(`${INSERT_ANSWER} ${path.basename(document.uri.fsPath)}:${(args[1] as number) + 1}: ${JSON.stringify((result as { applied?: boolean })?.applied)}`);
   } catch (e) {
     void vscode.window.showErrorMessage(`kebab: ${e instanceof Error ? e.message : e}`);
   }

@@ -1,12 +1,13 @@
 /**
  * The answer panel: a webview beside the editor where answers stream in, with their citations
- * clickable, Insert at cursor and Copy. It keeps the session's questions and answers.
+ * clickable, Insert at cursor (the server writes the answer into the note) and Copy. It keeps the
+ * session's questions and answers.
  */
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
-import { insertion, notePathFor, parseCitationHref } from "./core/answer";
+import { parseCitationHref } from "./core/answer";
 import { finishedState, history, page, Turn, turnView } from "./core/panelView";
-import { ask, AskParams, Rpc } from "./core/protocol";
+import { ask, AskParams, insertAnswer, Rpc } from "./core/protocol";
 
 type FromWebview =
   | { type: "ready" }
@@ -140,10 +141,13 @@ export class AnswerPanel implements vscode.Disposable {
     editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
   }
 
-  /** The answer at the cursor of the last note used, its footnote definitions at the note's end. */
+  /**
+   * The answer under the cursor's line in the last note used: the server loads the stored answer
+   * by its id, renders its footnotes for the note and applies the edit (workspace/applyEdit).
+   */
   private async insert(turn: Turn | undefined): Promise<void> {
     const answer = turn?.answer;
-    if (!answer) {
+    if (!answer?.grounded || typeof answer.id !== "number") {
       return;
     }
     const editor = this.lastNote && vscode.window.visibleTextEditors.includes(this.lastNote)
@@ -154,15 +158,19 @@ export class AnswerPanel implements vscode.Disposable {
       return;
     }
     const doc = editor.document;
-    const notePath = doc.uri.scheme === "file" ? notePathFor(answer, doc.uri.fsPath, (u) => vscode.Uri.parse(u).fsPath) : null;
-    const edit = new vscode.WorkspaceEdit();
-    for (const i of insertion(answer, doc.getText(), editor.selection.active, notePath)) {
-      edit.insert(doc.uri, new vscode.Position(i.line, i.character), i.text);
-    }
-    if (!(await vscode.workspace.applyEdit(edit))) {
-      void vscode.window.showWarningMessage("kebab: the editor did not take the answer; try again.");
+    const line = editor.selection.active.line;
+    // answer ids are per workspace folder: the server looks the id up in the note's folder
+    const folderOf = (uri: vscode.Uri) => vscode.workspace.getWorkspaceFolder(uri)?.uri.toString();
+    const cited = answer.citations[0];
+    if (doc.uri.scheme !== "file" || !folderOf(doc.uri) || (cited && folderOf(vscode.Uri.parse(cited.uri)) !== folderOf(doc.uri))) {
+      void vscode.window.showWarningMessage("kebab: insert the answer into a note file in the workspace folder that answered it.");
       return;
     }
-    await vscode.window.showTextDocument(doc, { viewColumn: editor.viewColumn, preserveFocus: false });
+    // the server says why when it inserts nothing (window/showMessage)
+    const { applied } = await insertAnswer(await this.rpc(), doc.uri.toString(), line, answer.id);
+    this.log.info(`kebab.insertAnswer #${answer.id} ${vscode.workspace.asRelativePath(doc.uri)}:${line + 1}: ${applied}`);
+    if (applied) {
+      await vscode.window.showTextDocument(doc, { viewColumn: editor.viewColumn, preserveFocus: false });
+    }
   }
 }

@@ -1,17 +1,13 @@
-/** The protocol modules' pure parts: settings, finding the server, answer rendering, inserting. */
+/** The protocol modules' pure parts: settings, finding the server, the panel's rendering, status. */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as path from "node:path";
-import {
-  citationHref, insertion, labelStyle, nextLabel, notePathFor, panelMarkdown, parseCitationHref, slug, standaloneMarkdown,
-  streamingMarkdown,
-} from "../src/core/answer";
+import { citationHref, panelMarkdown, parseCitationHref, streamingMarkdown } from "../src/core/answer";
 import { history, page, renderMarkdown, turnView } from "../src/core/panelView";
 import type { Answer, Citation, Status } from "../src/core/protocol";
 import { expandPath, findServer } from "../src/core/serverCommand";
 import { serverOptions } from "../src/core/settings";
 import { statusBar, statusMarkdown } from "../src/core/statusView";
-import { fileURLToPath } from "node:url";
 
 function citation(marker: number, p: string, heading: string[], start: number, end: number): Citation {
   return {
@@ -31,7 +27,7 @@ function answer(over: Partial<Answer> = {}): Answer {
     embedding: { backend: "use", id: "use", dim: 512 }, prompt_template_version: "rag-v1",
     retrieval: { trace_id: "t", mode: "hybrid", k: 10, score_gate: 0.16, top_score: 0.7, chunks_returned: 8, chunks_used: 2 },
     usage: { prompt_tokens: 0, completion_tokens: 9, first_token_ms: 3, latency_ms: 41.6 },
-    versions: {}, created_at: "", result_hash: "", ...over,
+    versions: {}, created_at: "", result_hash: "", id: 7, ...over,
   };
 }
 
@@ -94,7 +90,9 @@ describe("the panel", () => {
     assert.match(md, /^> \*\*Not answered\.\*\* No passage in the notes is close enough/);
     assert.match(md, /\*\*Nearest passages\*\*\n\n1\. \[Sourdough › Proofing\]\(<file:\/\/\/notes\/cooking\/sourdough\.md#L5-L9>\)/);
     assert.doesNotMatch(md, /Sources/);
-    assert.equal(turnView({ id: 1, question: "q", state: "refused", streamed: "", answer: refused }).state, "refused");
+    const v = turnView({ id: 1, question: "q", state: "refused", streamed: "", answer: refused });
+    assert.equal(v.state, "refused");
+    assert.deepEqual([v.canInsert, v.canCopy], [false, true]); // the server inserts grounded answers only
   });
 
   it("keeps notes' HTML as text and shows markers plainly while streaming", () => {
@@ -103,6 +101,11 @@ describe("the panel", () => {
     const v = turnView({ id: 2, question: "q", state: "streaming", streamed: "at 02:30 [#1]" });
     assert.match(v.html, /at 02:30 \[1\]/);
     assert.equal(v.canInsert, false);
+  });
+
+  it("offers Insert for a stored grounded answer (the server inserts it by id)", () => {
+    assert.equal(turnView({ id: 3, question: "q", state: "answered", streamed: "", answer: answer() }).canInsert, true);
+    assert.equal(turnView({ id: 4, question: "q", state: "answered", streamed: "", answer: answer({ id: null }) }).canInsert, false);
   });
 
   it("builds follow-up history from answered turns", () => {
@@ -117,64 +120,6 @@ describe("the panel", () => {
     const html = page("vscode-resource:", "abc123");
     assert.match(html, /script-src 'nonce-abc123'/);
     assert.match(html, /<script nonce="abc123">/);
-  });
-});
-
-describe("footnotes in a note", () => {
-  it("renders like the server: labels in order of first use, links relative to the note", () => {
-    const a = answer();
-    assert.equal(standaloneMarkdown(a),
-      "At 02:30[^kb-1], kept 7 days[^kb-2][^kb-1].\n\n" +
-      "[^kb-1]: [Backups › Schedule](ops/backup.md#schedule \"kb:0123456789ab\") L12–L26\n" +
-      "[^kb-2]: [my notes (old).md](ops/my%20notes%20%28old%29.md \"kb:0123456789ab\") L3–L4\n");
-    assert.match(standaloneMarkdown(a, "journal/2024/today.md", 4), /\[\^kb-4\]: \[Backups › Schedule\]\(\.\.\/\.\.\/ops\/backup\.md#schedule/);
-    assert.match(standaloneMarkdown(a, "ops/today.md"), /\]\(backup\.md#schedule/);
-  });
-
-  it("numbers after the note's own kebab labels", () => {
-    assert.equal(nextLabel("x[^kb-2] y[^3]\n\n[^kb-7]: [a](b.md) L1–L2\n[^note]: mine"), 8);
-    assert.equal(nextLabel("x[^3]", "numeric"), 4);
-    assert.equal(nextLabel("nothing"), 1);
-    assert.equal(labelStyle(answer({ markdown: "x[^2]\n\n[^2]: [a](b) L1–L2\n" })), "numeric");
-    assert.equal(labelStyle(answer({ markdown: "x[^kb-1]" })), "kb");
-  });
-
-  it("slugs headings as GitHub does, Korean included", () => {
-    assert.equal(slug("Retention policy"), "retention-policy");
-    assert.equal(slug("`restic` & *borg*: 2024!"), "restic--borg-2024");
-    assert.equal(slug("배포 절차"), "배포-절차");
-  });
-
-  it("inserts the body at the cursor and the definitions at the end of the note", () => {
-    const note = "# Day\n\nWhen do backups run?\nmore text\n\n[^kb-1]: [Old](x.md \"kb:1\") L1–L2\n";
-    const edits = insertion(answer(), note, { line: 2, character: 20 }, "journal/day.md");
-    assert.equal(edits.length, 2);
-    assert.deepEqual(edits[0], { line: 2, character: 20, text: "\n\nAt 02:30[^kb-2], kept 7 days[^kb-3][^kb-2].\n" });
-    assert.equal(edits[1].line, 6);
-    assert.match(edits[1].text, /^\[\^kb-2\]: \[Backups › Schedule\]\(\.\.\/ops\/backup\.md#schedule "kb:0123456789ab"\) L12–L26\n\[\^kb-3\]: .*\n$/);
-  });
-
-  it("inserts once when the cursor is at the end of the note, and keeps CRLF notes CRLF", () => {
-    const edits = insertion(answer(), "Question?", { line: 0, character: 9 }, null);
-    assert.equal(edits.length, 1);
-    assert.match(edits[0].text, /^\n\nAt 02:30\[\^kb-1\].*\n\n\[\^kb-1\]: .*\n\[\^kb-2\]: [^\n]*$/);
-    const crlf = insertion(answer(), "a\r\nQ?\r\nb\r\n", { line: 1, character: 2 }, null);
-    assert.ok(crlf.every((e) => !/[^\r]\n/.test(e.text)));
-  });
-
-  it("inserts a refusal as plain text without footnotes", () => {
-    const refused = answer({ grounded: false, refusal_reason: "score_gate", citations: [], answer: "No passage is close enough." });
-    assert.deepEqual(insertion(refused, "x\n", { line: 1, character: 0 }, null),
-      [{ line: 1, character: 0, text: "\nNo passage is close enough." }]);
-  });
-});
-
-describe("where the note is", () => {
-  it("is relative to the folder that answered, or null outside it", () => {
-    const a = answer();
-    assert.equal(notePathFor(a, "/notes/journal/day.md", fileURLToPath), "journal/day.md");
-    assert.equal(notePathFor(a, "/elsewhere/day.md", fileURLToPath), null);
-    assert.equal(notePathFor(answer({ citations: [] }), "/notes/day.md", fileURLToPath), null);
   });
 });
 

@@ -10,9 +10,13 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import {
+  ApplyWorkspaceEditRequest,
   ConfigurationRequest,
   createMessageConnection,
   DidChangeConfigurationNotification,
+  DidChangeTextDocumentNotification,
+  DidCloseTextDocumentNotification,
+  DidOpenTextDocumentNotification,
   ErrorCodes,
   HoverRequest,
   InitializeRequest,
@@ -22,10 +26,11 @@ import {
   ShowMessageNotification,
   StreamMessageReader,
   StreamMessageWriter,
+  TextEdit,
   WorkDoneProgressCreateRequest,
 } from "vscode-languageserver-protocol/node";
-import { footnotes, insertion, panelMarkdown, standaloneMarkdown } from "../src/core/answer";
-import { ask, AskRequest, SearchRequest, Status, StatusRequest, StreamEvent } from "../src/core/protocol";
+import { panelMarkdown } from "../src/core/answer";
+import { ask, AskRequest, insertAnswer, SearchRequest, Status, StatusRequest, StreamEvent } from "../src/core/protocol";
 import { findServer } from "../src/core/serverCommand";
 import { serverOptions } from "../src/core/settings";
 import { ScriptedModel } from "./scriptedModel";
@@ -42,6 +47,7 @@ describe("kebab serve", () => {
   const messages: string[] = [];
   const created: string[] = [];
   let settings: Record<string, unknown> = {};
+  const open = new Map<string, { version: number; text: string }>(); // the "editor's" buffers
 
   before(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "kebab-vscode-"));
@@ -61,6 +67,21 @@ describe("kebab serve", () => {
     rpc.onRequest(ConfigurationRequest.type, (p) => p.items.map(() => serverOptions((s) => settings[s])));
     rpc.onRequest("client/registerCapability", () => null);
     rpc.onNotification(ShowMessageNotification.type, (p) => { messages.push(p.message); });
+    // as VS Code does: apply a versioned edit to the buffer it was computed on, then sync the buffer
+    rpc.onRequest(ApplyWorkspaceEditRequest.type, async ({ edit }) => {
+      for (const change of edit.documentChanges ?? []) {
+        const doc = "textDocument" in change ? open.get(change.textDocument.uri) : undefined;
+        if (!doc || !("textDocument" in change) || change.textDocument.version !== doc.version) {
+          return { applied: false, failureReason: "not an edit of an open buffer's current version" };
+        }
+        doc.text = applyTextEdits(doc.text, change.edits);
+        doc.version += 1;
+        await rpc.sendNotification(DidChangeTextDocumentNotification.type, {
+          textDocument: { uri: change.textDocument.uri, version: doc.version }, contentChanges: [{ text: doc.text }],
+        });
+      }
+      return { applied: !!edit.documentChanges?.length };
+    });
     rpc.listen();
     const init = await rpc.sendRequest(InitializeRequest.type, {
       processId: process.pid,
@@ -68,7 +89,7 @@ describe("kebab serve", () => {
       workspaceFolders: [{ uri: pathToFileURL(root).href, name: "workspace" }],
       capabilities: {
         window: { workDoneProgress: true },
-        workspace: { configuration: true, workspaceFolders: true },
+        workspace: { configuration: true, workspaceFolders: true, applyEdit: true, workspaceEdit: { documentChanges: true } },
         general: { positionEncodings: ["utf-16"] },
         textDocument: { hover: { contentFormat: ["markdown", "plaintext"] } },
       },
@@ -132,34 +153,59 @@ describe("kebab serve", () => {
     assert.match(end.kind === "end" ? end.message ?? "" : "", /answered with \d+ citation/);
     assert.ok(a.citations.some((c) => c.path === "ops/backup.md"));
 
-    // the panel links each citation to its lines; the client's footnotes are the server's
+    // the panel links each citation to its lines; Insert needs the stored answer's id
     const panel = panelMarkdown(a);
     const c = a.citations[0];
     assert.ok(panel.includes(`${c.uri}#L${c.start_line}-L${c.end_line}`), panel);
-    assert.equal(standaloneMarkdown(a), a.markdown);
+    assert.equal(typeof a.id, "number");
   });
 
-  it("puts an inserted answer's footnotes where the server's hover finds them", async () => {
+  it("inserts a stored answer into a note by its id, footnotes rendered for the note", async () => {
     const a = (await ask(rpc, { question: BACKUP_Q }).result).answer;
+    assert.ok(a.grounded && typeof a.id === "number", a.answer);
     const notePath = "inbox/questions.md";
     const file = path.join(root, notePath);
-    const before = fs.readFileSync(file, "utf8");
-    const lines = before.split("\n");
-    const at = lines.findIndex((l) => l.startsWith("What time does the nightly backup"));
-    const edits = insertion(a, before, { line: at, character: lines[at].length }, notePath);
-    const text = applyInserts(before, edits);
-    assert.ok(text.includes("](../ops/backup.md#"), text);
-    assert.equal(footnotes(a, notePath).definitions.length, edits.length === 2 ? a.citations.length : 0);
     const uri = pathToFileURL(file).href;
-    await rpc.sendNotification("textDocument/didOpen", { textDocument: { uri, languageId: "markdown", version: 1, text } });
-    const after = text.split("\n");
-    const ref = after.findIndex((l) => l.includes("[^kb-1]") && !l.startsWith("[^kb-1]:"));
+    // the buffer, unsaved: it already has a kebab footnote, so the answer's labels start after it
+    const buffer = fs.readFileSync(file, "utf8") + "\n[^kb-2]: [Backups](../ops/backup.md) L1–L2\n";
+    open.set(uri, { version: 1, text: buffer });
+    await rpc.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "markdown", version: 1, text: buffer } });
+    const at = buffer.split("\n").findIndex((l) => l.startsWith("What time does the nightly backup"));
+
+    const inserted = await insertAnswer(rpc, uri, at, a.id);
+    assert.equal(inserted.applied, true, messages.join("\n"));
+    assert.equal(inserted.answer.answer, a.answer);
+    const text = open.get(uri)!.text;
+    const lines = text.split("\n");
+    assert.equal(lines[at + 1], "");
+    assert.match(lines[at + 2], /\[\^kb-3\]/); // under the cursor's line, after the note's own kb-2
+    // each new label has a definition at the end of the note whose link, relative to the note, is the cited note
+    const refs = new Set([...lines[at + 2].matchAll(/\[\^(kb-\d+)\]/g)].map((m) => m[1]));
+    const defs = lines.filter((l) => /^\[\^kb-\d+\]: /.test(l) && !l.startsWith("[^kb-2]:"));
+    assert.equal(defs.length, refs.size, text);
+    assert.equal(lines.findIndex((l) => l.startsWith("[^kb-2]:")) + 1, lines.indexOf(defs[0]));
+    for (const def of defs) {
+      const m = /^\[\^(kb-\d+)\]: \[[^\]]+\]\(([^)#\s]+)(#[^)\s]*)? "kb:[0-9a-f]{12}"\) L(\d+)–L(\d+)$/.exec(def);
+      assert.ok(m && refs.has(m[1]), def);
+      const cited = path.posix.join(path.posix.dirname(notePath), decodeURIComponent(m[2]));
+      assert.ok(fs.existsSync(path.join(root, cited)), `${def}: ${cited} does not exist`);
+      assert.ok(a.citations.some((c) => c.path === cited && c.start_line === Number(m[4])), def);
+    }
+    assert.ok(text.includes("](../ops/backup.md#"), text);
+
+    // the server's hover follows the footnote it wrote
+    const ref = lines.findIndex((l) => l.includes("[^kb-3]") && !l.startsWith("[^kb-3]:"));
     const hover = await rpc.sendRequest(HoverRequest.type, {
-      textDocument: { uri }, position: { line: ref, character: after[ref].indexOf("[^kb-1]") + 3 },
+      textDocument: { uri }, position: { line: ref, character: lines[ref].indexOf("[^kb-3]") + 3 },
     });
     const value = hover && typeof hover.contents === "object" && "value" in hover.contents ? hover.contents.value : "";
     assert.match(value, /ops\/backup\.md/);
     assert.doesNotMatch(value, /source (changed|not found)/);
+
+    await assert.rejects(insertAnswer(rpc, uri, at, 10 ** 9), (e: unknown) =>
+      e instanceof ResponseError && e.code === ErrorCodes.InvalidParams && /no grounded answer/.test(e.message));
+    await rpc.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } });
+    open.delete(uri);
   });
 
   it("shows a refusal with the nearest passages", async () => {
@@ -167,6 +213,10 @@ describe("kebab serve", () => {
     assert.equal(a.grounded, false);
     assert.ok(a.refusal_reason === "score_gate" || a.refusal_reason === "llm_self_judge", a.refusal_reason ?? "");
     assert.match(panelMarkdown(a), /Not answered/);
+    // a refusal is stored too, but not inserted
+    assert.equal(typeof a.id, "number");
+    const note = pathToFileURL(path.join(root, "inbox", "questions.md")).href;
+    await assert.rejects(insertAnswer(rpc, note, 0, a.id!), /no grounded answer/);
   });
 
   it("answers invalid params with InvalidParams and keeps serving", async () => {
@@ -222,7 +272,6 @@ describe("kebab serve", () => {
       // the API key travelled by its env var's name, the settings as config keys
       assert.equal(llm.requests[0].headers.authorization, "Bearer sk-not-a-real-key");
       assert.equal(llm.requests[0].body.model, "scripted");
-      assert.equal(standaloneMarkdown(a), a.markdown);
     });
 
     it("stops generating when asked, and returns the cancelled answer with the text so far", async () => {
@@ -257,12 +306,18 @@ async function ready(rpc: MessageConnection, timeoutMs = 45_000): Promise<Status
   }
 }
 
-function applyInserts(text: string, inserts: { line: number; character: number; text: string }[]): string {
-  const lines = text.split("\n");
-  const offset = (l: number, c: number) => lines.slice(0, l).reduce((n, s) => n + s.length + 1, 0) + c;
-  return [...inserts].map((i) => ({ at: offset(i.line, i.character), text: i.text }))
-    .sort((x, y) => y.at - x.at)
-    .reduce((out, i) => out.slice(0, i.at) + i.text + out.slice(i.at), text);
+/** `edits` (LSP ranges in UTF-16 code units, as JavaScript strings count) applied to `text`. */
+function applyTextEdits(text: string, edits: TextEdit[]): string {
+  const starts = [0];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) {
+    starts.push(i + 1);
+  }
+  const offset = (p: { line: number; character: number }) =>
+    p.line < starts.length ? Math.min(starts[p.line] + p.character, text.length) : text.length;
+  // from the end backwards; edits at one position land in their order
+  return edits.map((e, i) => ({ from: offset(e.range.start), to: offset(e.range.end), text: e.newText, i }))
+    .sort((x, y) => y.from - x.from || y.i - x.i)
+    .reduce((out, e) => out.slice(0, e.from) + e.text + out.slice(e.to), text);
 }
 
 function sleep(ms: number): Promise<void> {

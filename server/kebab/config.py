@@ -63,6 +63,13 @@ class RagConfig(msgspec.Struct, forbid_unknown_fields=True):
     unknown_word_cosine: float = 0.50
     min_lexical_coverage: float = 0.34
     prompt_template_version: str = "rag-v1"
+    # Extras (issue 8), each off by default and skipped with the extractive backend; each is one
+    # more call to the configured model, with its timeouts.
+    hyde: bool = False  # embed a drafted hypothetical answer for the vector side of retrieval
+    hyde_max_tokens: int = 150
+    relevance_filter: bool = False  # the model scores retrieved passages 0-10 before packing
+    relevance_threshold: int = 5  # passages scored below this are dropped
+    detect_conflicts: bool = False  # the model lists packed passages that disagree
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True):

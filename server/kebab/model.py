@@ -141,6 +141,8 @@ class Conflict(msgspec.Struct):
     a: int  # marker of one passage
     b: int  # marker of the other
     detail: str
+    a_source: str = ""  # "path:start-end" of passage a (it may not be among the citations)
+    b_source: str = ""
 
 
 class Answer(msgspec.Struct):
@@ -167,6 +169,27 @@ class Answer(msgspec.Struct):
     id: int | None = None  # row id in the answers store
     conversation: str | None = None  # thread id: pass it back to ask a follow-up
     explain: dict[str, object] | None = None
+
+
+class GeneratedNote(msgspec.Struct):
+    """`note.v1`: what `kebab generate` and `kebab.generateNote` return."""
+
+    topic: str
+    path: str  # workspace-relative path of the note
+    uri: str
+    written: bool  # False: refused or failed, nothing written (see refusal_reason, error)
+    markdown: str  # the note as written (or as it would have been)
+    citations: list[Citation]
+    unknown_markers: list[int]  # markers the model used that name no passage: dropped
+    refusal_reason: RefusalReason | None
+    error: str | None
+    model: ModelInfo
+    prompt_template_version: str
+    retrieval: Retrieval
+    usage: Usage
+    created_at: str
+    overwritten: bool = False
+    schema: str = "note.v1"
 
 
 def to_builtins(value: object) -> object:

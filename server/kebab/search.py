@@ -51,15 +51,19 @@ class Fusion:
 
 def search(index: Index, query: str, k: int = 10, mode: SearchMode = "hybrid",
            filters: Filters | None = None, candidates: int = 50,
-           fusion: Fusion | None = None) -> list[Hit]:
-    """The top `k` chunks for `query`, best first."""
+           fusion: Fusion | None = None, vector_query: str | None = None) -> list[Hit]:
+    """The top `k` chunks for `query`, best first.
+
+    `vector_query` is embedded for the vector side instead of `query` (HyDE's hypothetical
+    answer); the lexical side and the script preference always use `query`.
+    """
     filters = filters or Filters()
     fusion = fusion or Fusion()
     depth = max(candidates, k) * (20 if filters else 1)
     lexical = index.lexical_search(query, depth) if mode in ("hybrid", "lexical") else []
     vector: list[tuple[int, float]] = []
     if mode in ("hybrid", "vector"):
-        qvec = index.embed_query(query)
+        qvec = index.embed_query(query if vector_query is None else vector_query)
         if qvec is not None:
             vector = index.vector_search(qvec, depth)
     chunks = index.store.chunks_by_key({key for key, _ in lexical} | {key for key, _ in vector})

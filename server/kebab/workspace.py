@@ -5,6 +5,7 @@ This is the façade both front ends (`cli`, `lsp`) call; nothing above it touche
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -18,10 +19,11 @@ from kebab.errors import WorkspaceError
 from kebab.index import Index, Progress
 from kebab.index.files import resolve_inside
 from kebab.llm import LanguageModel, make_llm
-from kebab.model import Answer, Hit, IndexSummary, SearchMode
-from kebab.rag import pipeline
+from kebab.model import Answer, GeneratedNote, Hit, IndexSummary, SearchMode
+from kebab.rag import generate, pipeline
 from kebab.rag import store as answers
-from kebab.rag.pipeline import AskRequest, OnText, Prepared
+from kebab.rag.generate import NotePlan
+from kebab.rag.pipeline import AskRequest, OnConflicts, OnText, Prepared
 from kebab.search import Filters, Fusion, search
 
 log = logging.getLogger(__name__)
@@ -56,7 +58,7 @@ class Workspace:
     async def aclose(self) -> None:
         if self._llm is not None:
             await self._llm.aclose()
-        self.close()
+        await asyncio.to_thread(self.close)  # saving vectors is disk work
 
     def __enter__(self) -> Workspace:
         return self
@@ -65,10 +67,10 @@ class Workspace:
         self.close()
 
     # indexing ---------------------------------------------------------------------------------
-    def sync(self, progress: Progress | None = None,
-             overrides: dict[str, str] | None = None) -> IndexSummary:
+    def sync(self, progress: Progress | None = None, overrides: dict[str, str] | None = None,
+             should_stop: Callable[[], bool] | None = None) -> IndexSummary:
         """Files → chunks → BM25. Returns as soon as lexical search is current."""
-        return self.index.sync(overrides=overrides, progress=progress)
+        return self.index.sync(overrides=overrides, progress=progress, should_stop=should_stop)
 
     def embed(self, progress: Progress | None = None,
               should_stop: Callable[[], bool] | None = None) -> int:
@@ -97,13 +99,30 @@ class Workspace:
         return search(self.index, query, k or s.k, mode or s.mode, Filters(path_glob, tag),
                       s.candidates, Fusion(rrf_k=s.rrf_k))
 
-    async def ask(self, request: AskRequest, on_text: OnText | None = None) -> Answer:
+    async def ask(self, request: AskRequest, on_text: OnText | None = None,
+                  on_conflicts: OnConflicts | None = None) -> Answer:
         """Answer a question with citations, streaming text pieces to `on_text`.
 
         On cancellation the partial answer is persisted and `pipeline.Cancelled` (a
-        CancelledError carrying it) propagates.
+        CancelledError carrying it) propagates. `on_conflicts` hears the disagreements found
+        among the evidence (`rag.detect_conflicts`) before the answer starts.
         """
-        return await pipeline.ask(self.index, self.cfg, self.llm, request, on_text)
+        return await pipeline.ask(self.index, self.cfg, self.llm, request, on_text, on_conflicts)
+
+    async def generate_note(self, topic: str, output_path: str | Path,
+                            overwrite: bool = False) -> GeneratedNote:
+        """Write a new note on `topic` at `output_path` (absolute, or relative to the root).
+
+        Raises WorkspaceError when the path is outside the root, a folder, or exists and
+        `overwrite` is False; a refusal or a model fault comes back with `written` False.
+        """
+        return await generate.generate(self.index, self.cfg, self.llm, topic, output_path,
+                                       overwrite)
+
+    def plan_note(self, topic: str, output_path: str | Path) -> NotePlan:
+        """Retrieval and the prompt `generate_note` would use; no model is called."""
+        rel = generate.output_path(self.root, output_path, overwrite=True)
+        return generate.plan(self.index, self.cfg, self.llm, topic, rel)
 
     def prepare(self, request: AskRequest) -> Prepared:
         """Retrieval, gate, packing and prompt only: what `--dry-run` shows."""

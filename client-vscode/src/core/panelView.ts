@@ -25,7 +25,8 @@ export interface TurnView {
   state: TurnState;
   html: string;
   meta: string;
-  canInsert: boolean;
+  canInsert: boolean; // a grounded answer the server stored (it inserts by answer.v1 `id`)
+  canCopy: boolean;
 }
 
 const md = new MarkdownIt({ html: false, linkify: false, breaks: false });
@@ -53,7 +54,8 @@ export function turnView(t: Turn): TurnView {
   const meta = t.answer ? answerMeta(t.answer) : t.status ?? "";
   return {
     id: t.id, question: t.question, state: t.state, html: renderMarkdown(markdown), meta,
-    canInsert: !!t.answer && !!t.answer.answer.trim(),
+    canInsert: !!t.answer?.grounded && typeof t.answer.id === "number",
+    canCopy: !!t.answer && !!t.answer.answer.trim(),
   };
 }
 
@@ -134,7 +136,7 @@ function upsert(v) {
     box.append(el("p", "question"), el("div", "answer"));
     const actions = el("div", "actions");
     const insert = el("button", "insert", "Insert at cursor");
-    insert.title = "Insert the answer at the cursor in the last active note, with [^kb-n] footnotes";
+    insert.title = "Insert the answer under the cursor's line in the last active note, with [^kb-n] footnotes";
     insert.onclick = () => vscode.postMessage({ type: "insert", id: v.id });
     const copy = el("button", "copy secondary", "Copy");
     copy.title = "Copy the answer as Markdown with footnotes";
@@ -151,7 +153,7 @@ function upsert(v) {
   box.querySelector(".meta").textContent = v.meta;
   const busy = v.state === "waiting" || v.state === "streaming";
   box.querySelector(".insert").disabled = !v.canInsert;
-  box.querySelector(".copy").disabled = !v.canInsert;
+  box.querySelector(".copy").disabled = !v.canCopy;
   box.querySelector(".stop").hidden = !busy;
   empty.hidden = true;
   if (atBottom) window.scrollTo(0, document.body.scrollHeight);

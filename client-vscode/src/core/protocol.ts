@@ -8,6 +8,7 @@
 import {
   CancellationToken,
   Disposable,
+  ExecuteCommandRequest,
   NotificationType,
   ProgressToken,
   ProgressType,
@@ -156,7 +157,15 @@ export const AskRequest = new RequestType<AskParams, Answer, void>("kebab/ask");
 export const SearchRequest = new RequestType<SearchParams, { hits: Hit[] }, void>("kebab/search");
 export const StatusRequest = new RequestType<Record<string, never>, Status, void>("kebab/status");
 
-/** What `ask()` needs of a connection: vscode-languageclient's LanguageClient or a MessageConnection. */
+/** The server command that writes an answer into a note, footnotes and all (workspace/executeCommand). */
+export const INSERT_ANSWER = "kebab.insertAnswer";
+
+export interface Inserted {
+  applied: boolean; // the editor took the server's workspace/applyEdit
+  answer: Answer;
+}
+
+/** What `ask()` and `insertAnswer()` need of a connection: vscode-languageclient's LanguageClient or a MessageConnection. */
 export interface Rpc {
   sendRequest<P, R, E>(type: RequestType<P, R, E>, params: P, token?: CancellationToken): Promise<R>;
   sendNotification<P>(type: NotificationType<P>, params?: P): Promise<void>;
@@ -215,4 +224,14 @@ export function ask(rpc: Rpc, params: AskParams, onEvent: (e: StreamEvent) => vo
     void rpc.sendNotification(WorkDoneProgressCancelNotification.type, { token });
   };
   return { result, stop, token };
+}
+
+/**
+ * Insert a stored answer (answer.v1 `id`) under `line` (0-based) of the note at `uri`: the server
+ * renders it for that note (links relative to it, the next free `[^kb-n]` labels, definitions at
+ * its end) and applies the edit itself with workspace/applyEdit. Rejects with InvalidParams when
+ * no grounded answer has that id.
+ */
+export function insertAnswer(rpc: Pick<Rpc, "sendRequest">, uri: string, line: number, answerId: number): Promise<Inserted> {
+  return rpc.sendRequest(ExecuteCommandRequest.type, { command: INSERT_ANSWER, arguments: [uri, line, null, answerId] });
 }

@@ -1,4 +1,4 @@
-"""`kebab`: index, search, ask, history, eval and serve from the terminal.
+"""`kebab`: index, search, ask, generate, history, eval and serve from the terminal.
 
 User mistakes (missing root, bad flag, unreadable index, model down) end as one line on stderr
 and a non-zero exit, never a traceback.
@@ -79,6 +79,19 @@ def _parser() -> argparse.ArgumentParser:
                     help="print the retrieval and the prompt; call no model")
     sp.add_argument("--queries", help="JSON lines of {id, question}: one answer.v1 line each")
     sp.set_defaults(func=commands.ask)
+
+    sp = sub.add_parser("generate", help="write a new note on a topic from the notes, "
+                        "every claim footnoted")
+    sp.add_argument("--topic", required=True, help="what the note is about")
+    sp.add_argument("--output", required=True, help="the note to write (inside the root)")
+    common(sp)
+    sp.add_argument("--yes", action="store_true", help="overwrite the output if it exists")
+    sp.add_argument("--dry-run", action="store_true",
+                    help="print the retrieval and the prompt; call no model, write nothing")
+    sp.add_argument("--backend", choices=["extractive", "openai", "ollama"])
+    sp.add_argument("--model", help="model name for the backend")
+    sp.add_argument("--endpoint", help="base URL of the model server")
+    sp.set_defaults(func=commands.generate)
 
     sp = sub.add_parser("history", help="recent answers")
     common(sp)

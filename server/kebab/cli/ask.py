@@ -12,11 +12,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kebab.cli.commands import _print_json, open_workspace, read_queries
+from kebab.cli.commands import _print_json, llm_overrides, open_workspace, read_queries
 from kebab.errors import KebabError
 from kebab.evaluation import Question, matches
-from kebab.model import Answer, Hit, to_builtins
+from kebab.model import Answer, Conflict, Hit, to_builtins
 from kebab.rag import store as answers
+from kebab.rag.conflicts import describe as describe_conflict
 from kebab.rag.pipeline import AskRequest
 from kebab.workspace import Workspace
 
@@ -24,11 +25,7 @@ from kebab.workspace import Workspace
 def run(args: argparse.Namespace) -> int:
     if not args.question and not args.queries:
         raise KebabError("ask needs a QUESTION or --queries FILE")
-    llm: dict[str, Any] = {}
-    for flag, key in (("backend", "backend"), ("model", "model"), ("endpoint", "endpoint")):
-        if getattr(args, flag):
-            llm[key] = getattr(args, flag)
-    with open_workspace(args, {"llm": llm} if llm else None) as ws:
+    with open_workspace(args, llm_overrides(args)) as ws:
         ws.refresh()
         if args.queries:
             return asyncio.run(_batch(ws, args))
@@ -40,10 +37,13 @@ def run(args: argparse.Namespace) -> int:
             _dry_run(ws, req, args.json)
             return 0
         stream = not args.json and not args.explain
-        answer = asyncio.run(_ask(ws, req, _write if stream else None))
+        answer = asyncio.run(_ask(ws, req, _write if stream else None,
+                                  _print_conflicts if stream else None))
     if args.json:
         _print_json(answer)
     else:
+        if not stream:
+            _print_conflicts(answer.conflicts)
         _print_answer(answer, streamed=stream)
     return 0 if answer.refusal_reason != "llm_error" else 1
 
@@ -61,9 +61,10 @@ def show_history(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _ask(ws: Workspace, req: AskRequest, on_text: Callable[[str], None] | None) -> Answer:
+async def _ask(ws: Workspace, req: AskRequest, on_text: Callable[[str], None] | None,
+               on_conflicts: Callable[[list[Conflict]], None] | None = None) -> Answer:
     try:
-        return await ws.ask(req, on_text)
+        return await ws.ask(req, on_text, on_conflicts)
     finally:
         if ws._llm is not None:
             await ws._llm.aclose()
@@ -77,6 +78,14 @@ async def _batch(ws: Workspace, args: argparse.Namespace) -> int:
         assert isinstance(line, dict)
         print(json.dumps({"id": qid, **line}, ensure_ascii=False), flush=True)
     return 0
+
+
+def _print_conflicts(conflicts: list[Conflict]) -> None:
+    """Disagreeing notes, before the answer: the reader decides which one is right."""
+    for c in conflicts:
+        print(f"⚠ Notes disagree: {describe_conflict(c)}")
+    if conflicts:
+        print(flush=True)
 
 
 def _write(piece: str) -> None:

@@ -27,6 +27,13 @@ def open_workspace(args: argparse.Namespace, overrides: dict[str, Any] | None = 
     return Workspace(root, overrides=merged)
 
 
+def llm_overrides(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The `llm` settings given as --backend, --model and --endpoint, as config overrides."""
+    llm = {key: getattr(args, key) for key in ("backend", "model", "endpoint")
+           if getattr(args, key, None)}
+    return {"llm": llm} if llm else None
+
+
 def index(args: argparse.Namespace) -> int:
     with open_workspace(args) as ws:
         summary = ws.refresh(_progress_bar() if sys.stderr.isatty() and not args.json else None)
@@ -59,6 +66,12 @@ def search(args: argparse.Namespace) -> int:
 
 def ask(args: argparse.Namespace) -> int:
     from kebab.cli.ask import run
+
+    return run(args)
+
+
+def generate(args: argparse.Namespace) -> int:
+    from kebab.cli.generate import run
 
     return run(args)
 

@@ -51,6 +51,16 @@ class LanguageModel(Protocol):
     async def aclose(self) -> None: ...
 
 
+async def complete(model: LanguageModel, request: GenerateRequest) -> str:
+    """The whole reply to `request`, collected from the stream (the same timeouts and retries)."""
+    return "".join([piece async for piece in model.stream(request)])
+
+
+def is_generative(model: LanguageModel) -> bool:
+    """Whether `model` follows instructions (a chat server), unlike the extractive answerer."""
+    return model.backend != "extractive"
+
+
 def make_llm(cfg: LLMConfig, embedder: object | None = None) -> LanguageModel:
     """The model a config asks for. The extractive answerer reuses the index's embedder."""
     if cfg.backend == "extractive":

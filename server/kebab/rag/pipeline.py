@@ -1,8 +1,11 @@
 """The ask pipeline: retrieve → gate → pack → prompt → generate (streamed) → cite → render → persist.
 
-`prepare()` is everything before the first byte goes to the model (synchronous, run in a worker
-thread); `ask()` streams the answer through `on_text` and always persists a row, whether the
-answer is grounded, refused, cut by a model fault, or cancelled.
+`prepare()` is everything before the first byte goes to the model, without calling a model
+(synchronous; what `--dry-run` shows): `retrieve()` then `assemble()`. `ask()` runs the same two
+steps with the optional model-backed extras between them (`rag.hyde` before retrieval,
+`rag.relevance_filter` before packing, `rag.detect_conflicts` before generation; see hyde.py,
+relevance.py, conflicts.py), streams the answer through `on_text` and always persists a row,
+whether the answer is grounded, refused, cut by a model fault, or cancelled.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ from kebab import tokens
 from kebab.config import Config
 from kebab.errors import LLMError
 from kebab.index import Index, versions
-from kebab.llm import Evidence, GenerateRequest, LanguageModel, Message
+from kebab.llm import Evidence, GenerateRequest, LanguageModel, Message, is_generative
 from kebab.model import (
     Answer,
     Citation,
+    Conflict,
     EmbeddingInfo,
     Hit,
     ModelInfo,
@@ -35,7 +39,7 @@ from kebab.model import (
     SearchMode,
     Usage,
 )
-from kebab.rag import citations, footnotes, prompt
+from kebab.rag import citations, conflicts, footnotes, hyde, prompt, relevance
 from kebab.rag import store as answers
 from kebab.search import Filters, Fusion, search, term_coverage
 
@@ -76,9 +80,13 @@ class Prepared:
     started: float
     prepare_ms: float = 0.0
     extra: dict[str, object] = field(default_factory=dict)
+    refusal_text: str | None = None  # why, when a step other than the gate refused
+    conflicts: list[Conflict] = field(default_factory=list)
+    extras_ms: dict[str, float] = field(default_factory=dict)  # time each extra took
 
 
 OnText = Callable[[str], None]
+OnConflicts = Callable[[list[Conflict]], None]
 
 REFUSE_GATE_EN = "No passage in the notes is close enough to this question to answer it."
 REFUSE_GATE_KO = "노트에서 이 질문에 답할 만큼 가까운 내용을 찾지 못했습니다."
@@ -87,22 +95,43 @@ REFUSE_EMPTY_KO = "워크스페이스 색인에 아직 내용이 없습니다."
 
 
 def prepare(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest) -> Prepared:
-    """Retrieve, gate, pack and build the prompt for `req`."""
-    started = time.perf_counter()
-    if req.conversation and not req.history:  # the server keeps the thread
+    """Retrieve, gate, pack and build the prompt for `req`; no model is called."""
+    return assemble(cfg, llm, retrieve(index, cfg, req))
+
+
+def with_history(index: Index, req: AskRequest) -> AskRequest:
+    """`req` with its conversation's earlier turns, when the server keeps the thread."""
+    if req.conversation and not req.history:
         turns = answers.conversation_turns(index.store, req.conversation, limit=10)
         req = msgspec.structs.replace(req, history=[Turn(q, a) for q, a in turns])
+    return req
+
+
+def search_query(req: AskRequest) -> str:
+    """What retrieval searches for: follow-ups lean on the previous turn's wording, cheaply."""
+    return f"{req.question}\n{req.history[-1].question}" if req.history else req.question
+
+
+def retrieve(index: Index, cfg: Config, req: AskRequest,
+             vector_query: str | None = None) -> Prepared:
+    """Retrieval and the refusal gate; `assemble()` packs the evidence and builds the prompt.
+
+    `vector_query` (HyDE) replaces the question on the vector side only; the gate still judges
+    the question itself.
+    """
+    started = time.perf_counter()
+    req = with_history(index, req)
     k = req.k or cfg.search.k
     mode = req.mode or cfg.search.mode
-    query = req.question
-    if req.history:  # follow-ups lean on the previous turn's wording, cheaply
-        query = f"{req.question}\n{req.history[-1].question}"
+    query = search_query(req)
     hits = search(index, query, k + 4, mode, Filters(), cfg.search.candidates,
-                  Fusion(rrf_k=cfg.search.rrf_k))
+                  Fusion(rrf_k=cfg.search.rrf_k), vector_query=vector_query)
     if req.path:  # the passage that holds the question is never its own evidence
         hits = [h for h in hits if not (h.path == req.path and req.question.strip() in h.text)]
     hits = hits[:k]
     top_cos = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
+    if vector_query is not None and mode != "lexical":  # the draft's cosine proves nothing
+        top_cos = _question_cosine(index, query, req, k)
     coverage = max((term_coverage(query, " ".join([*h.heading_path, h.text]))
                     for h in hits[:5]), default=0.0)
     refusal: RefusalReason | None = None
@@ -112,27 +141,91 @@ def prepare(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest) -> P
     elif _weak(hits, top_cos, coverage, cfg) or (unknown and
                                                   top_cos < cfg.rag.unknown_word_cosine):
         refusal = "score_gate"
+    return Prepared(req, hits, [], [], "", refusal, top_cos, coverage, uuid.uuid4().hex[:16],
+                    started, extra={"unknown_words": unknown, "query": query})
+
+
+def assemble(cfg: Config, llm: LanguageModel, p: Prepared) -> Prepared:
+    """Pack the evidence (unless refused) and build the prompt."""
+    budget = evidence_budget(cfg, llm)
+    p.evidence = prompt.pack(p.hits, budget) if p.refusal is None else []
+    history = [(t.question, t.answer) for t in p.request.history]
+    p.template, p.messages = prompt.messages(p.request.question, p.evidence, history,
+                                             max(budget - prompt.evidence_tokens(p.evidence), 0))
+    p.prepare_ms = (time.perf_counter() - p.started) * 1000
+    return p
+
+
+def evidence_budget(cfg: Config, llm: LanguageModel) -> int:
+    """Tokens the evidence (and history) may take: the model's context minus prompt and reply."""
     budget = min(cfg.rag.max_context_tokens,
                  llm.context_tokens - cfg.rag.reserve_tokens - cfg.llm.max_tokens - 600)
-    evidence = prompt.pack(hits, max(budget, 256)) if refusal is None else []
-    history = [(t.question, t.answer) for t in req.history]
-    template, msgs = prompt.messages(req.question, evidence, history,
-                                     max(budget - prompt.evidence_tokens(evidence), 0))
-    return Prepared(req, hits, evidence, msgs, template, refusal, top_cos, coverage,
-                    uuid.uuid4().hex[:16], started,
-                    prepare_ms=(time.perf_counter() - started) * 1000,
-                    extra={"unknown_words": unknown, "query": query})
+    return max(budget, 256)
 
 
 async def ask(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest,
-              on_text: OnText | None = None) -> Answer:
-    """Answer `req`, streaming text to `on_text`; the row is written even when cancelled."""
-    p = await asyncio.to_thread(prepare, index, cfg, llm, req)
+              on_text: OnText | None = None, on_conflicts: OnConflicts | None = None) -> Answer:
+    """Answer `req`, streaming text to `on_text`; the row is written even when cancelled.
+
+    `on_conflicts` hears the conflicts found among the evidence (`rag.detect_conflicts`) before
+    the first piece of the answer.
+    """
+    started = time.perf_counter()
+    vector_query, hyde_ms = None, None
+    if hyde.enabled(cfg, llm):  # extra: HyDE, before retrieval
+        req = await asyncio.to_thread(with_history, index, req)
+        vector_query = await hyde.vector_query(llm, cfg, search_query(req))
+        hyde_ms = _ms(started)
+    p = await asyncio.to_thread(retrieve, index, cfg, req, vector_query)
+    p.started = started
+    if hyde_ms is not None:
+        p.extras_ms["hyde"] = hyde_ms
+    try:
+        if p.refusal is None and relevance.enabled(cfg, llm):  # extra: relevance, before packing
+            t = time.perf_counter()
+            await _filter_relevant(cfg, llm, p)
+            p.extras_ms["relevance"] = _ms(t)
+        p = await asyncio.to_thread(assemble, cfg, llm, p)
+        if len(p.evidence) > 1 and conflicts.enabled(cfg, llm):  # extra: before generation
+            t = time.perf_counter()
+            p.conflicts = await conflicts.detect(llm, cfg, p.request.question, p.evidence)
+            p.extras_ms["conflicts"] = _ms(t)
+            if p.conflicts and on_conflicts:
+                on_conflicts(p.conflicts)
+    except asyncio.CancelledError:
+        if not p.messages:
+            p = assemble(cfg, llm, p)
+        raise _Cancelled(finish(index, cfg, llm, p, "", "cancelled", "cancelled by the user",
+                                None)) from None
+    return await _generate(index, cfg, llm, p, on_text)
+
+
+async def _filter_relevant(cfg: Config, llm: LanguageModel, p: Prepared) -> None:
+    """Drop the hits the model scores below the threshold; refuse when none is left."""
+    scored = await relevance.scores(llm, cfg, p.request.question, p.hits,
+                                    evidence_budget(cfg, llm))
+    if scored is None:
+        return
+    p.extra["relevance"] = scored
+    kept = relevance.keep(p.hits, scored, cfg.rag.relevance_threshold)
+    if kept:
+        p.hits = kept
+    else:
+        p.refusal = "score_gate"
+        p.refusal_text = relevance.refusal_text(p.request.question, scored,
+                                                cfg.rag.relevance_threshold)
+
+
+async def _generate(index: Index, cfg: Config, llm: LanguageModel, p: Prepared,
+                    on_text: OnText | None) -> Answer:
+    """Stream the answer (or the refusal) and finish."""
+    req = p.request
     text, error, first_ms = "", None, None
     refusal = p.refusal
     if refusal is not None:
         unknown = p.extra.get("unknown_words") or []
-        text = _refusal_text(req.question, refusal, unknown if isinstance(unknown, list) else [])
+        text = p.refusal_text or _refusal_text(req.question, refusal,
+                                               unknown if isinstance(unknown, list) else [])
         if on_text:
             on_text(text)
     else:
@@ -182,8 +275,8 @@ def finish(index: Index, cfg: Config, llm: LanguageModel, p: Prepared, text: str
         grounded = False
     by_marker = {ev.marker: ev for ev in p.evidence}
     hit_by_marker = {i + 1: h for i, h in enumerate(p.hits[:len(p.evidence)])}
-    cites = [_citation(index, m, by_marker[m], hit_by_marker[m]) for m in valid]
-    candidates = [_citation(index, 0, None, h) for h in p.hits[:3]] if refusal in (
+    cites = [citation(index, m, by_marker[m], hit_by_marker[m]) for m in valid]
+    candidates = [citation(index, 0, None, h) for h in p.hits[:3]] if refusal in (
         "score_gate", "llm_self_judge") else []
     md = footnotes.markdown(text, cites, style=cfg.footnote_labels) if grounded else text.strip() + "\n"
     completion = tokens.count(text)
@@ -204,7 +297,8 @@ def finish(index: Index, cfg: Config, llm: LanguageModel, p: Prepared, text: str
                     latency_ms=round((time.perf_counter() - p.started) * 1000, 2)),
         versions={**versions(embedder), "prompt": p.template},
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        result_hash="", candidates=candidates, error=error, conversation=req.conversation)
+        result_hash="", candidates=candidates, conflicts=p.conflicts, error=error,
+        conversation=req.conversation)
     if unknown and error is None:
         answer.error = f"the answer cites passages that were not given: {unknown}"
     answer.result_hash = result_hash(answer, cfg, req)
@@ -212,6 +306,8 @@ def finish(index: Index, cfg: Config, llm: LanguageModel, p: Prepared, text: str
         answer.explain = {"prepare_ms": round(p.prepare_ms, 2), "top_cosine": p.top_cosine,
                           "coverage": p.coverage,
                           "packed": [msgspec.to_builtins(ev) for ev in p.evidence],
+                          "extras": {**_extras_on(cfg, llm), "ms": p.extras_ms,
+                                     "relevance_scores": p.extra.get("relevance")},
                           "hits": [{"path": h.path, "heading_path": h.heading_path,
                                     "score": h.score, "lexical": h.lexical_score,
                                     "vector": h.vector_score} for h in p.hits]}
@@ -233,6 +329,10 @@ def result_hash(answer: Answer, cfg: Config, req: AskRequest) -> str:
         "seed": cfg.llm.seed if req.seed is None else req.seed,
         "history": [(t.question, t.answer) for t in req.history],
     }
+    extras = _extras_on(cfg)
+    if extras:  # only then, so that answers without extras keep their hashes
+        payload["extras"] = extras
+        payload["conflicts"] = [(c.a, c.b, c.detail) for c in answer.conflicts]
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False, sort_keys=True).encode()
                           ).hexdigest()
 
@@ -243,7 +343,8 @@ def citation_range(start_line: int, end_line: int) -> Range:
                  end={"line": end_line, "character": 0})
 
 
-def _citation(index: Index, marker: int, ev: Evidence | None, hit: Hit) -> Citation:
+def citation(index: Index, marker: int, ev: Evidence | None, hit: Hit) -> Citation:
+    """The citation of `hit`, packed as `ev` under `marker` (0 and None: a nearest passage)."""
     path = index.root / hit.path
     return Citation(marker=marker, path=hit.path, uri=path.as_uri(),
                     heading_path=hit.heading_path,
@@ -251,6 +352,37 @@ def _citation(index: Index, marker: int, ev: Evidence | None, hit: Hit) -> Citat
                     content_hash=hit.content_hash, score=hit.score,
                     text=ev.text if ev is not None else hit.text, start_line=hit.start_line,
                     end_line=hit.end_line)
+
+
+def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float:
+    """The best cosine of the question itself over the notes, for the gate (HyDE searched with
+    a draft): the question's own passage aside."""
+    qvec = index.embed_query(query)
+    if qvec is None:
+        return 0.0
+    found = index.vector_search(qvec, k)
+    chunks = index.store.chunks_by_key({key for key, _ in found}) if req.path else {}
+    return max((score for key, score in found
+                if not (key in chunks and chunks[key].path == req.path
+                        and req.question.strip() in chunks[key].text)), default=0.0)
+
+
+def _extras_on(cfg: Config, llm: LanguageModel | None = None) -> dict[str, object]:
+    """The extras switched on (and, given the model, whether they ran); {} when none is."""
+    on: dict[str, object] = {}
+    if cfg.rag.hyde:
+        on["hyde"] = True
+    if cfg.rag.relevance_filter:
+        on["relevance_threshold"] = cfg.rag.relevance_threshold
+    if cfg.rag.detect_conflicts:
+        on["detect_conflicts"] = True
+    if on and llm is not None and not is_generative(llm):
+        on["skipped"] = "the extractive backend cannot run them"
+    return on
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)
 
 
 def _weak(hits: list[Hit], top_cos: float, coverage: float, cfg: Config) -> bool:
