@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -86,6 +87,7 @@ class Prepared:
 
 
 OnText = Callable[[str], None]
+_KB_REFERENCE = re.compile(r"\[\^kb-\d+\](?!:)")
 OnConflicts = Callable[[list[Conflict]], None]
 
 REFUSE_GATE_EN = "No passage in the notes is close enough to this question to answer it."
@@ -128,7 +130,8 @@ def retrieve(index: Index, cfg: Config, req: AskRequest,
                   Fusion(rrf_k=cfg.search.rrf_k), vector_query=vector_query)
     if req.path:  # the passage that holds the question is never its own evidence
         hits = [h for h in hits if not (h.path == req.path and req.question.strip() in h.text)]
-    hits = hits[:k]
+    # Answers kebab wrote into notes restate other notes: their sources come first.
+    hits = sorted(hits, key=lambda h: bool(_KB_REFERENCE.search(h.text)))[:k]
     top_cos = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
     if vector_query is not None and mode != "lexical":  # the draft's cosine proves nothing
         top_cos = _question_cosine(index, query, req, k)
@@ -250,7 +253,8 @@ async def _generate(index: Index, cfg: Config, llm: LanguageModel, p: Prepared,
             answer = finish(index, cfg, llm, p, text, "cancelled", "cancelled by the user",
                             first_ms)
             raise _Cancelled(answer) from None
-    return finish(index, cfg, llm, p, text, refusal, error, first_ms)
+    # Hashing and the answers-row insert wait on the store lock: off the event loop.
+    return await asyncio.to_thread(finish, index, cfg, llm, p, text, refusal, error, first_ms)
 
 
 class _Cancelled(asyncio.CancelledError):
