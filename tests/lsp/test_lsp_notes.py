@@ -186,6 +186,25 @@ async def test_a_stored_answer_is_inserted_as_given_and_rendered_for_the_note(
     vscode.close(uri)
 
 
+async def test_generate_note_writes_a_footnoted_note_and_never_overwrites_silently(
+    vscode: KebabClient,
+) -> None:
+    target = vscode.root / "inbox" / "backup-digest.md"
+    uri = target.as_uri()
+    note = await vscode.command("kebab.generateNote", {"topic": "restic backups", "uri": uri})
+    assert note["written"] and note["path"] == "inbox/backup-digest.md"
+    text = target.read_text(encoding="utf-8")
+    defs = footnotes.definitions(text, "inbox/backup-digest.md")
+    assert defs and all((vscode.root / d.path).is_file() for d in defs)
+    assert any(d.path == "ops/backup.md" for d in defs)
+    with pytest.raises(Exception, match="exists"):
+        await vscode.command("kebab.generateNote", {"topic": "restic backups", "uri": uri})
+    assert target.read_text(encoding="utf-8") == text
+    with pytest.raises(Exception, match="outside"):
+        await vscode.command("kebab.generateNote", {"topic": "x", "uri": "file:///tmp/x.md"})
+    target.unlink()
+
+
 async def test_a_callout_question_gets_its_answer_inside_the_callout(vscode: KebabClient) -> None:
     uri = vscode.open(
         vscode.root / "inbox" / "callout.md", f"# Callout\n\n> [!question] {QUESTION}\n\nAfter."

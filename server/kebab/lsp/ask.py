@@ -25,6 +25,7 @@ from kebab.rag.pipeline import AskRequest, Cancelled, Turn, citation_range
 
 ASK, SEARCH, STATUS = "kebab/ask", "kebab/search", "kebab/status"
 ASK_COMMAND, REINDEX_COMMAND = "kebab.ask", "kebab.reindex"
+GENERATE_COMMAND = "kebab.generateNote"
 
 
 def register(server: KebabServer) -> None:
@@ -33,6 +34,7 @@ def register(server: KebabServer) -> None:
     server.feature(STATUS)(status)
     server.command(ASK_COMMAND)(ask_command)
     server.command(REINDEX_COMMAND)(reindex_command)
+    server.command(GENERATE_COMMAND)(generate_command)
 
 
 async def ask(ls: KebabServer, raw: Any) -> Any:
@@ -161,6 +163,30 @@ async def reindex_command(ls: KebabServer, *args: Any) -> Any:
         if folder.indexer is not None:
             folder.indexer.build(announce=True)
     return {"reindexing": [str(f.root) for f in chosen]}
+
+
+async def generate_command(ls: KebabServer, *args: Any) -> Any:
+    """`kebab.generateNote` with {topic, uri[, overwrite]}: write a new note on the topic at `uri`,
+    every claim footnoted to its sources; returns `note.v1` (written false on a refusal)."""
+    follow_request_cancel(ls)
+    if len(args) == 1 and isinstance(args[0], dict):
+        given = args[0]
+    else:
+        given = dict(zip(("topic", "uri", "overwrite"), args, strict=False))
+    topic, uri, overwrite = given.get("topic"), given.get("uri"), given.get("overwrite", False)
+    if not isinstance(topic, str) or not topic.strip() or not isinstance(uri, str) \
+            or not isinstance(overwrite, bool):
+        raise JsonRpcInvalidParams(f"{GENERATE_COMMAND} takes {{topic, uri, overwrite?}}: the "
+                                   "topic text, the new note's file uri, and true to replace it")
+    folder, path = target(ls, uri, GENERATE_COMMAND)
+    if path is None:
+        raise JsonRpcInvalidParams(f"{GENERATE_COMMAND}: `uri` must name a note file")
+    async with folder.use() as ws:
+        try:
+            note = await ws.generate_note(topic.strip(), path, overwrite=overwrite)
+        except KebabError as e:
+            raise JsonRpcInvalidParams(f"{GENERATE_COMMAND}: {e}") from None
+    return to_builtins(note)
 
 
 def follow_request_cancel(ls: KebabServer) -> None:
