@@ -174,10 +174,16 @@ async def generate_command(ls: KebabServer, *args: Any) -> Any:
     else:
         given = dict(zip(("topic", "uri", "overwrite"), args, strict=False))
     topic, uri, overwrite = given.get("topic"), given.get("uri"), given.get("overwrite", False)
-    if not isinstance(topic, str) or not topic.strip() or not isinstance(uri, str) \
-            or not isinstance(overwrite, bool):
-        raise JsonRpcInvalidParams(f"{GENERATE_COMMAND} takes {{topic, uri, overwrite?}}: the "
-                                   "topic text, the new note's file uri, and true to replace it")
+    if (
+        not isinstance(topic, str)
+        or not topic.strip()
+        or not isinstance(uri, str)
+        or not isinstance(overwrite, bool)
+    ):
+        raise JsonRpcInvalidParams(
+            f"{GENERATE_COMMAND} takes {{topic, uri, overwrite?}}: the "
+            "topic text, the new note's file uri, and true to replace it"
+        )
     folder, path = target(ls, uri, GENERATE_COMMAND)
     if path is None:
         raise JsonRpcInvalidParams(f"{GENERATE_COMMAND}: `uri` must name a note file")
