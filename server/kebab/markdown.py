@@ -7,6 +7,7 @@ boundaries (paragraphs, lists, quotes) near a token target; fenced code and tabl
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -213,10 +214,16 @@ def _stem(path: str) -> str:
     return name[:-3] if name.lower().endswith(".md") else name
 
 
+def _scalar(value: object) -> bool:
+    """A YAML scalar. Only scalars are turned into text: YAML aliases can nest a list a billion
+    items deep in a few lines (`&a [*b, *b, …]`), and `str()` of that never returns."""
+    return isinstance(value, str | int | float | bool | datetime.date)
+
+
 def _first_str(value: object) -> str:
     if isinstance(value, list) and value:
         value = value[0]
-    return str(value).strip() if value not in (None, "") else ""
+    return str(value).strip() if _scalar(value) and value != "" else ""
 
 
 def _str_list(value: object) -> list[str]:
@@ -225,9 +232,9 @@ def _str_list(value: object) -> list[str]:
     if isinstance(value, str):
         items = re.split(r"[,\s]+", value)
     elif isinstance(value, list):
-        items = [str(v) for v in value if v is not None]
+        items = [str(v) for v in value if _scalar(v)]
     else:
-        items = [str(value)]
+        items = [str(value)] if _scalar(value) else []
     return [i.strip().lstrip("#") for i in items if i and i.strip().lstrip("#")]
 
 

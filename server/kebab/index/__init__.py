@@ -145,7 +145,9 @@ class Index:
                 with self.store.transaction() as db:
                     for note in touch:
                         self.store.touch_document(db, note.path, note.size, note.mtime_ns)
-            for start in range(0, max(len(todo), 1), _BATCH_FILES):
+            # No writer is opened (nor an empty commit made) when nothing changed.
+            starts = list(range(0, len(todo), _BATCH_FILES)) or ([0] if deleted else [])
+            for start in starts:
                 if should_stop and should_stop():
                     deleted = []  # finish nothing half-way; the next sync picks this up
                     break
@@ -164,7 +166,7 @@ class Index:
 
     def update_text(self, path: str, text: str) -> bool:
         """Re-index one note from `text` (an unsaved buffer); True when its chunks changed."""
-        known = self.store.documents().get(path)
+        known = self.store.document(path)
         if known is not None and known.content_hash == markdown.content_hash(text):
             return False
         # size/mtime -1: the row came from a buffer, so the next sync re-reads the file on disk.
@@ -222,10 +224,13 @@ class Index:
         total = self.store.count_pending(self.embedder.id)
         done = 0
         last_save = time.monotonic()
+        after = -1
         while not (should_stop and should_stop()):
-            pending = self.store.pending_embeddings(self.embedder.id, batch_size)
-            if not pending:
+            rows = self.store.pending_embeddings(self.embedder.id, batch_size, after)
+            if not rows:
                 break
+            after = rows[-1][0]
+            pending = list({h: (h, c) for _, h, c in rows}.values())  # each text once
             try:
                 vecs = self.embedder.embed([embedding_text(c) for _, c in pending])
             except EmbedderError as e:

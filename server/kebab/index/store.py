@@ -84,6 +84,13 @@ class Store:
         return {r[0]: Document(r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6],
                                json.loads(r[7])) for r in rows}
 
+    def document(self, path: str) -> Document | None:
+        with self.lock:
+            r = self.db.execute("SELECT path, title, tags, aliases, size, mtime_ns, content_hash, "
+                                "warnings FROM documents WHERE path=?", (path,)).fetchone()
+        return Document(r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6],
+                        json.loads(r[7])) if r else None
+
     def put_document(self, db: sqlite3.Connection, doc: Document) -> None:
         db.execute("INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?)",
                    (doc.path, doc.title, json.dumps(doc.tags), json.dumps(doc.aliases), doc.size,
@@ -159,14 +166,16 @@ class Store:
         return int(docs), int(chunks)
 
     # embeddings ----------------------------------------------------------------------------
-    def pending_embeddings(self, model: str, limit: int) -> list[tuple[str, Chunk]]:
-        """Distinct content hashes that have chunks but no vector for `model` yet."""
+    def pending_embeddings(self, model: str, limit: int,
+                           after_key: int = -1) -> list[tuple[int, str, Chunk]]:
+        """(key, content hash, chunk) of chunks after `after_key` with no vector for `model` yet,
+        walked in key order (an index range scan, not a sort of everything pending)."""
         with self.lock:
             rows = self.db.execute(
-                f"SELECT {_CHUNK_COLS} FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
-                "WHERE e.content_hash=c.content_hash AND e.model=?) GROUP BY c.content_hash "
-                "ORDER BY min(c.key) LIMIT ?", (model, limit)).fetchall()
-        return [(r[7], _chunk(r)) for r in rows]
+                f"SELECT {_CHUNK_COLS} FROM chunks c WHERE c.key > ? AND NOT EXISTS (SELECT 1 "
+                "FROM embeddings e WHERE e.content_hash=c.content_hash AND e.model=?) "
+                "ORDER BY c.key LIMIT ?", (after_key, model, limit)).fetchall()
+        return [(r[0], r[7], _chunk(r)) for r in rows]
 
     def count_pending(self, model: str) -> int:
         with self.lock:

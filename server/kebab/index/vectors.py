@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 from usearch.index import Index
 
-# Below this many vectors an exhaustive scan is exact and about as fast as the graph: measured
-# with bench/bench_vectors.py (see README). Above it the HNSW graph is searched.
+# Below this many vectors search is exhaustive: exact recall for under ~1 ms (bench_vectors.py:
+# 0.87 ms at 20k, 2.4 ms at 50k, against 0.12-0.22 ms for HNSW at recall@10 0.99). Above it the
+# HNSW graph is searched.
 EXACT_BELOW = 20_000
 
 

@@ -16,6 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 from kebab.errors import KebabError
+from kebab.index.files import resolve_inside
 from kebab.lsp import params as params_mod
 from kebab.lsp import progress
 from kebab.lsp.folders import Folder
@@ -221,6 +222,11 @@ def target(ls: KebabServer, uri: str | None, method: str) -> tuple[Folder, str |
             if root is not None:
                 return root, None
             raise JsonRpcInvalidParams(f"{method}: `uri` {uri} is outside every workspace folder")
+        folder, path = found
+        if path is not None and resolve_inside(folder.root, path) is None:
+            raise JsonRpcInvalidParams(
+                f"{method}: `uri` {uri} leads outside the workspace folder (a symlink)"
+            )
         return found
     folder = ls.folders.first()
     if folder is None:

@@ -9,6 +9,7 @@ import asyncio
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from kebab.index.files import resolve_inside
 from kebab.lsp import notes
 from kebab.lsp import text as textmod
 from kebab.lsp.server import KebabServer
@@ -59,8 +60,8 @@ def document_links(ls: KebabServer, params: types.DocumentLinkParams) -> list[ty
     links = []
     for d in notes.definitions(snap.text, path):
         cols = notes.link_columns(snap.lines[d.line])
-        if cols is None:
-            continue
+        if cols is None or resolve_inside(folder.root, d.path) is None:
+            continue  # not a kebab link, or one that leads out of the workspace
         target = f"{textmod.uri_of(folder.root / d.path)}#L{d.start_line}"
         links.append(
             types.DocumentLink(

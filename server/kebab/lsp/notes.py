@@ -17,6 +17,7 @@ from typing import Literal
 
 from pygls.lsp.server import LanguageServer
 
+from kebab.index.files import resolve_inside
 from kebab.lsp import text as textmod
 from kebab.markdown import content_hash, normalise_newlines
 from kebab.model import Chunk
@@ -69,6 +70,17 @@ def resolve(
     """Compare the passage a definition cites with the current text of the cited note."""
     path = root / d.path
     uri = textmod.uri_of(path)
+    if resolve_inside(root, d.path) is None:  # `../../etc/passwd`, `/etc/passwd`, a symlink out
+        return CitedSource(
+            d,
+            path,
+            uri,
+            "missing",
+            "",
+            d.start_line,
+            d.end_line,
+            f"{d.path} is outside the workspace; kebab does not read it",
+        )
     current = read(path)
     if current is None:
         return CitedSource(
