@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ import pytest
 
 from kebab.embed.use import UniversalSentenceEncoder
 from kebab.workspace import Workspace
+from llm_server import ModelServer, clone_fixture
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -95,3 +96,50 @@ def write_note() -> NoteWriter:
     """`write_note(root, "a/b.md", text)`: folders created; text stored as UTF-8 exactly as given
     (no newline translation), bytes as they are."""
     return _write_note
+
+
+MakeWorkspace = Callable[..., Workspace]
+
+
+@pytest.fixture
+def server() -> Iterator[ModelServer]:
+    """A scripted model server on 127.0.0.1 (OpenAI SSE / Ollama NDJSON), see llm_server.py."""
+    with ModelServer() as s:
+        yield s
+
+
+@pytest.fixture
+async def make_ws(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, embedder: UniversalSentenceEncoder
+) -> AsyncIterator[MakeWorkspace]:
+    """`make_ws(llm_settings, name=None, notes={path: text}, root=None, **settings)`: a refreshed
+    copy of fixtures/workspace (or `root`) with extra notes and its own index, closed after."""
+    opened: list[Workspace] = []
+
+    def make(
+        llm: dict[str, Any] | None = None,
+        name: str | None = None,
+        notes: dict[str, str] | None = None,
+        root: Path | None = None,
+        **settings: Any,
+    ) -> Workspace:
+        where = tmp_path / (name or f"ws{len(opened)}")
+        if root is None:
+            root, index_dir = clone_fixture(tmp_path_factory.getbasetemp(), where, embedder)
+        else:
+            index_dir = where / "idx"
+        for rel, text in (notes or {}).items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+        ws = Workspace(
+            root,
+            overrides={"index_dir": str(index_dir), "llm": llm or {}, **settings},
+            embedder=embedder,
+        )
+        opened.append(ws)
+        ws.refresh()
+        return ws
+
+    yield make
+    for ws in opened:
+        await ws.aclose()

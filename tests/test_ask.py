@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from conftest import MakeWorkspace
 from kebab import tokens
 from kebab.cli import main
 from kebab.embed.use import UniversalSentenceEncoder
@@ -22,7 +21,6 @@ from kebab.evaluation import load_questions, matches
 from kebab.model import Hit
 from kebab.rag import prompt
 from kebab.rag.footnotes import slug
-from kebab.workspace import Workspace
 from llm_server import (
     ModelServer,
     Reply,
@@ -41,53 +39,6 @@ DEFINITION = re.compile(
     r"^\[\^(?P<label>kb-\d+)\]: \[(?P<title>[^\]]+)\]\((?P<link>[^ )]+) "
     r'"kb:(?P<hash>[0-9a-f]{12})"\) L(?P<start>\d+)–L(?P<end>\d+)$'
 )
-
-MakeWorkspace = Callable[..., Workspace]
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as s:
-        yield s
-
-
-@pytest.fixture
-async def make_ws(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, embedder: UniversalSentenceEncoder
-) -> AsyncIterator[MakeWorkspace]:
-    """`make_ws(llm_settings, notes={path: text}, root=None, **settings)`: a copy of
-    fixtures/workspace (or `root`) with extra notes, its own index, refreshed."""
-    opened: list[Workspace] = []
-
-    def make(
-        llm: dict[str, Any] | None = None,
-        name: str = "a",
-        notes: dict[str, str] | None = None,
-        root: Path | None = None,
-        **settings: Any,
-    ) -> Workspace:
-        if root is None:
-            root, index_dir = clone_fixture(
-                tmp_path_factory.getbasetemp(), tmp_path / name, embedder
-            )
-        else:
-            index_dir = tmp_path / name / "idx"
-        for rel, text in (notes or {}).items():
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_text(text, encoding="utf-8")
-        ws = Workspace(
-            root,
-            overrides={"index_dir": str(index_dir), "llm": llm or {}, **settings},
-            embedder=embedder,
-        )
-        opened.append(ws)
-        ws.refresh()
-        return ws
-
-    yield make
-    for ws in opened:
-        await ws.aclose()
-
 
 # the grounded answer --------------------------------------------------------------------------
 

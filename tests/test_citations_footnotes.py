@@ -9,50 +9,18 @@ lines, and read back to the same source.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kebab.embed.use import UniversalSentenceEncoder
+from conftest import MakeWorkspace
 from kebab.model import Citation
 from kebab.rag import citations, footnotes
 from kebab.rag.pipeline import citation_range
-from kebab.workspace import Workspace
-from llm_server import ModelServer, ask, clone_fixture, llm_settings
+from llm_server import ModelServer, ask, llm_settings
 
 QUESTION = "What time does the nightly backup job run?"
-
-MakeWorkspace = Callable[..., Workspace]
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as s:
-        yield s
-
-
-@pytest.fixture
-async def make_ws(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, embedder: UniversalSentenceEncoder
-) -> AsyncIterator[MakeWorkspace]:
-    opened: list[Workspace] = []
-
-    def make(llm: dict[str, Any], **settings: Any) -> Workspace:
-        root, index_dir = clone_fixture(tmp_path_factory.getbasetemp(), tmp_path, embedder)
-        overrides = {"index_dir": str(index_dir), "llm": llm, **settings}
-        ws = Workspace(root, overrides=overrides, embedder=embedder)
-        opened.append(ws)
-        ws.refresh()
-        return ws
-
-    yield make
-    for ws in opened:
-        await ws.aclose()
-
 
 # what counts as a citation, through the whole pipeline ----------------------------------------
 

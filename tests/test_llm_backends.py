@@ -11,17 +11,15 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kebab.embed.use import UniversalSentenceEncoder
+from conftest import MakeWorkspace
 from kebab.model import to_builtins
 from kebab.rag import pipeline
 from kebab.rag.pipeline import AskRequest
-from kebab.workspace import Workspace
 from llm_server import (
     OLLAMA_PATH,
     OPENAI_PATH,
@@ -30,42 +28,12 @@ from llm_server import (
     Reply,
     answer_rows,
     ask,
-    clone_fixture,
     closed_port_url,
     llm_settings,
 )
 
 QUESTION = "What time does the nightly backup job run?"
 ANSWER = ["The backup job ", "runs every day ", "at 02:30 [#1]."]
-
-MakeWorkspace = Callable[..., Workspace]
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as s:
-        yield s
-
-
-@pytest.fixture
-async def make_ws(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, embedder: UniversalSentenceEncoder
-) -> AsyncIterator[MakeWorkspace]:
-    """`make_ws(llm_settings)`: a copy of fixtures/workspace with its own index and answers."""
-    opened: list[Workspace] = []
-
-    def make(llm: dict[str, Any], name: str = "a", **settings: Any) -> Workspace:
-        root, index_dir = clone_fixture(tmp_path_factory.getbasetemp(), tmp_path / name, embedder)
-        ws = Workspace(
-            root, overrides={"index_dir": str(index_dir), "llm": llm, **settings}, embedder=embedder
-        )
-        opened.append(ws)
-        ws.refresh()
-        return ws
-
-    yield make
-    for ws in opened:
-        await ws.aclose()
 
 
 def assert_llm_error(answer: Any, *, partial: str = "") -> None:

@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import MakeWorkspace
 from kebab.cli import main
 from kebab.embed.use import UniversalSentenceEncoder
 from kebab.errors import WorkspaceError
 from kebab.model import to_builtins
 from kebab.rag import footnotes
 from kebab.rag.pipeline import AskRequest
-from kebab.workspace import Workspace
 from llm_server import ModelServer, Received, Reply, ask, clone_fixture, llm_settings
 
 QUESTION = "What time does the nightly backup job run?"
@@ -41,47 +40,6 @@ OLD_BACKUP = {
     "ops/backup-2022.md": "# Backups in 2022\n\n## Schedule\n\nThe nightly backup job ran every "
     "day at 03:15 local time from cron.\n"
 }
-
-MakeWorkspace = Callable[..., Workspace]
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with ModelServer() as s:
-        yield s
-
-
-@pytest.fixture
-async def make_ws(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, embedder: UniversalSentenceEncoder
-) -> AsyncIterator[MakeWorkspace]:
-    """`make_ws(llm_settings, notes={path: text}, **settings)`: a refreshed copy of
-    fixtures/workspace with extra notes and its own index."""
-    opened: list[Workspace] = []
-
-    def make(
-        llm: dict[str, Any] | None = None,
-        notes: dict[str, str] | None = None,
-        **settings: Any,
-    ) -> Workspace:
-        root, index_dir = clone_fixture(
-            tmp_path_factory.getbasetemp(), tmp_path / f"ws{len(opened)}", embedder
-        )
-        for rel, text in (notes or {}).items():
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_text(text, encoding="utf-8")
-        ws = Workspace(
-            root,
-            overrides={"index_dir": str(index_dir), "llm": llm or {}, **settings},
-            embedder=embedder,
-        )
-        opened.append(ws)
-        ws.refresh()
-        return ws
-
-    yield make
-    for ws in opened:
-        await ws.aclose()
 
 
 def passages(request: Received) -> list[tuple[int, str, int, int]]:

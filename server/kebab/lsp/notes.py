@@ -71,21 +71,10 @@ def resolve(
     path = root / d.path
     uri = textmod.uri_of(path)
     if resolve_inside(root, d.path) is None:  # `../../etc/passwd`, `/etc/passwd`, a symlink out
-        return CitedSource(
-            d,
-            path,
-            uri,
-            "missing",
-            "",
-            d.start_line,
-            d.end_line,
-            f"{d.path} is outside the workspace; kebab does not read it",
-        )
+        return _missing(d, path, uri, f"{d.path} is outside the workspace; kebab does not read it")
     current = read(path)
     if current is None:
-        return CitedSource(
-            d, path, uri, "missing", "", d.start_line, d.end_line, f"{d.path} no longer exists"
-        )
+        return _missing(d, path, uri, f"{d.path} no longer exists")
     lines = _lines(current)
     here = passage(lines, d.start_line, d.end_line)
     if not d.content_hash:
@@ -178,13 +167,13 @@ def _lines(text: str) -> list[str]:
 
 
 def _gone(d: Definition, path: Path, uri: str, lines: list[str]) -> CitedSource:
-    return CitedSource(
+    return _missing(
         d,
         path,
         uri,
-        "missing",
-        "",
-        d.start_line,
-        d.end_line,
         f"lines L{d.start_line}–L{d.end_line} are past the end of {d.path} ({len(lines)} lines)",
     )
+
+
+def _missing(d: Definition, path: Path, uri: str, reason: str) -> CitedSource:
+    return CitedSource(d, path, uri, "missing", "", d.start_line, d.end_line, reason)
