@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-CORPORA = Path(os.environ.get("KEBAB_BENCH_CORPORA", "/work/shared/corpora"))
+CORPORA = Path(os.environ.get("KEBAB_BENCH_CORPORA", REPO.parent / "shared" / "corpora"))
 OUT = REPO / "bench" / "out"  # git-ignored
 QUESTIONS = REPO / "fixtures" / "eval" / "questions.jsonl"
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")

@@ -1,7 +1,7 @@
 """Hover and code-action latency while the index builds and while answers stream, and how many
 `$/progress` reports an answer sends per second. Prints one JSON object (no assertions).
 
-    .venv/bin/python tests/lsp/bench_latency.py
+    .venv/bin/python bench/bench_lsp.py
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "lsp"))
 
 from lsp_client import KebabClient, serving
 from lsprotocol import types
