@@ -279,6 +279,23 @@ function S.insert()
   end)
 end
 
+function S.thread()
+  step("open", function()
+    open_ready("ops/postgres.md")
+  end)
+  step("thread", function()
+    local first = ask("How is Postgres set up on nas01?")
+    first.panel:close()
+    local follow = ask("and which port does it listen on?")
+    out.follow = outcome(follow)
+    follow.panel:close()
+    vim.cmd("KebabNew")
+    local fresh = ask("and which port does it listen on?")
+    out.fresh = outcome(fresh)
+    fresh.panel:close()
+  end)
+end
+
 function S.legacy()
   step("open", function()
     open_ready("inbox/questions.md")

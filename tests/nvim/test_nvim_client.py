@@ -325,3 +325,13 @@ def test_the_vim_lsp_start_path_and_the_workspace_venv(tmp_path: Path) -> None:
     assert legacy["cmd"] == [f"{root}/.venv/bin/kebab", "serve"]
     assert legacy["root"] == root
     assert legacy["status"] == "done" and legacy["grounded"] is True
+
+
+# conversations -------------------------------------------------------------------------------
+
+
+def test_follow_ups_stay_in_the_thread_until_kebab_new(tmp_path: Path) -> None:
+    result = passed(run_scenario(tmp_path, "thread", {"cmd": SERVER}), "thread")
+    follow, fresh = result["follow"], result["fresh"]
+    assert follow["grounded"] and "5433" in follow["answer"] and "2222" not in follow["answer"]
+    assert fresh["grounded"] and "2222" in fresh["answer"]  # no thread: the SSH note wins too

@@ -52,6 +52,7 @@ local asks = {} -- token -> ask state, while its progress is ours to show
 local current = nil -- the latest ask (running or finished)
 local inserting = nil -- {client_id, id} of a running kebab.insertAnswer request
 local counter = 0
+local threads = {} -- workspace root -> conversation id
 
 local function emit(event, data)
   local hook = M.config.on_event
@@ -174,10 +175,11 @@ function M.ask(question, params)
     chunks = {},
     started = vim.uv.hrtime(),
   }
-  local request = vim.tbl_extend("force", M.config.ask or {}, params or {}, {
-    question = state.question,
-    workDoneToken = token,
-  })
+  -- One conversation per workspace root until :KebabNew: follow-ups know the last answers.
+  local root = state.root or ""
+  threads[root] = threads[root] or ("nvim-%d-%d-%d"):format(vim.fn.getpid(), os.time(), counter)
+  local request = vim.tbl_extend("force", { conversation = threads[root] }, M.config.ask or {},
+    params or {}, { question = state.question, workDoneToken = token })
   if attached and request.uri == nil then
     request.uri = vim.uri_from_bufnr(bufnr)
   end
@@ -221,6 +223,12 @@ end
 --- Cancel the running ask (or insert). Neovim drops the response of a cancelled request, so
 --- the float is marked cancelled here, at once.
 --- @param opts {quiet: boolean?, state: table?}?
+--- Start a new conversation: the next :KebabAsk no longer follows up on earlier answers.
+function M.new_thread()
+  threads = {}
+  notify("new conversation")
+end
+
 function M.cancel(opts)
   opts = opts or {}
   local state = opts.state or current
@@ -389,6 +397,9 @@ local function commands()
     end
     M.insert(range)
   end, { range = true, desc = "kebab: answer the question under the cursor into the note" })
+  api.nvim_create_user_command("KebabNew", function()
+    M.new_thread()
+  end, { desc = "kebab: start a new conversation" })
   api.nvim_create_user_command("KebabStatus", function()
     M.status()
   end, { desc = "kebab: index status" })

@@ -258,6 +258,11 @@ function M.answer_view(state)
     footer = "answering… · <C-c> cancel · q close"
   elseif state.status == "done" then
     local r = state.result
+    for _, c in ipairs(r.conflicts or {}) do -- shown before the answer, as in every client
+      out[#out + 1] = ("**⚠ Notes disagree:** [#%d] %s vs [#%d] %s — %s"):format(
+        c.a, c.a_source or "", c.b, c.b_source or "", c.detail or "")
+      out[#out + 1] = ""
+    end
     if r.grounded then
       local body, labels = M.split_markdown(r.markdown or r.answer or "")
       vim.list_extend(out, body)
