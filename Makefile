@@ -33,7 +33,9 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 bench: $(STAMP)
-	$(BIN)/python bench/run_all.py
+	$(BIN)/pip install --quiet matplotlib
+	$(BIN)/python bench/run_all.py > bench/out/run_all.json
+	@echo "figures: bench/out/run_all.json, plot: docs/scale.png"
 
 eval: $(STAMP)
 	$(BIN)/kebab eval fixtures/eval/questions.jsonl --corpora ../shared/corpora --all-modes --out bench/out/eval.jsonl

@@ -1,11 +1,13 @@
-"""Run the three benchmarks and print one combined JSON object.
+"""Run the four benchmarks and print one combined JSON object.
 
     .venv/bin/python bench/run_all.py [--quick] [--index-dir bench/out/index]
 
 Each benchmark runs in its own process (so its memory figures are its own), one after another,
 never side by side. bench_index.py leaves its indexes in --index-dir, where bench_query.py reuses
-them and bench_vectors.py reads real embeddings. --quick: the two small corpora for indexing,
-fastapi-en only for queries, vectors up to 20k; minutes instead of a quarter of an hour.
+them and bench_vectors.py reads real embeddings. bench_scale.py builds synthetic workspaces of
+1k, 10k and 100k chunks (and writes docs/scale.png). --quick: the two small corpora for indexing,
+fastapi-en only for queries, vectors up to 20k, scale at 1k and 10k chunks (docs/ untouched);
+minutes instead of a quarter of an hour.
 """
 
 from __future__ import annotations
@@ -46,12 +48,16 @@ def main() -> None:
         index = ["--corpora", "fastapi-en", "obsidian-tasks", "--edits", "3", "--resyncs", "2"]
         query = ["--corpora", "fastapi-en", "--reps", "2", "--headings", "10"]
         vectors = ["--sizes", "1000", "5000", "20000", "--queries", "150"]
+        scale = ["--sizes", "1000", "10000", "--queries", "40", "--reps", "2", "--no-docs"]
     else:
-        index, query, vectors = [], [], []
+        index, query, vectors, scale = [], [], [], []
     result: dict[str, Any] = {"bench": "all", "quick": args.quick, "machine": machine()}
     result["index"] = run("bench_index.py", [*index, "--out", index_dir])
     result["query"] = run("bench_query.py", [*query, "--index-dir", index_dir])
     result["vectors"] = run("bench_vectors.py", [*vectors, "--index-root", index_dir])
+    result["scale"] = run("bench_scale.py", scale)
+    result["answer"] = run("bench_answer.py", ["--index-dir", f"{index_dir}/fastapi-en"])
+    result["lsp"] = run("bench_lsp.py", [])
     result["summary"] = summary(result)
     print(json.dumps(result, indent=2, ensure_ascii=False))
 
@@ -75,6 +81,10 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
     if "crossover" in result["vectors"]:
         out["vectors.crossover"] = result["vectors"]["crossover"]
         out["vectors.exact_below_current"] = result["vectors"]["exact_below_current"]
+    for row in result["scale"].get("table", []):
+        out[f"scale.{row['chunks']}"] = row
+    if "goals_at_100k" in result["scale"]:
+        out["scale.goals_at_100k"] = result["scale"]["goals_at_100k"]
     return out
 
 
