@@ -34,6 +34,7 @@ typecheck: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet matplotlib
+	mkdir -p bench/out
 	$(BIN)/python bench/run_all.py > bench/out/run_all.json
 	@echo "figures: bench/out/run_all.json, plot: docs/scale.png"
 
