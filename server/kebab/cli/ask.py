@@ -12,7 +12,13 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kebab.cli.commands import _print_json, llm_overrides, open_workspace, read_queries
+from kebab.cli.commands import (
+    _print_json,
+    llm_overrides,
+    open_workspace,
+    read_queries,
+    refresh,
+)
 from kebab.errors import KebabError
 from kebab.evaluation import Question, matches
 from kebab.model import Answer, Conflict, Hit, to_builtins
@@ -26,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.question and not args.queries:
         raise KebabError("ask needs a QUESTION or --queries FILE")
     with open_workspace(args, llm_overrides(args)) as ws:
-        ws.refresh()
+        refresh(ws)
         if args.queries:
             return asyncio.run(_batch(ws, args))
         conversation = (answers.last_conversation(ws.index.store) if args.cont else None) \

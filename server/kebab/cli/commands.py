@@ -27,6 +27,16 @@ def open_workspace(args: argparse.Namespace, overrides: dict[str, Any] | None = 
     return Workspace(root, overrides=merged)
 
 
+def refresh(ws: Workspace) -> None:
+    """Bring the index up to date before reading it; an index that cannot be written (a
+    read-only folder, a full disk) is read as it was last built, with a warning."""
+    if ws.index.read_only:
+        print(f"kebab: warning: the index at {ws.index.dir} cannot be updated "
+              f"({ws.index.read_only}); using it as it was last built", file=sys.stderr)
+        return
+    ws.refresh()
+
+
 def llm_overrides(args: argparse.Namespace) -> dict[str, Any] | None:
     """The `llm` settings given as --backend, --model and --endpoint, as config overrides."""
     llm = {key: getattr(args, key) for key in ("backend", "model", "endpoint")
@@ -50,7 +60,7 @@ def search(args: argparse.Namespace) -> int:
     if not args.query and not args.queries:
         raise KebabError("search needs a QUERY or --queries FILE")
     with open_workspace(args) as ws:
-        ws.refresh()
+        refresh(ws)
         if args.queries:
             for qid, question in read_queries(args.queries):
                 hits = ws.search(question, args.k, args.mode, args.path_glob, args.tag)

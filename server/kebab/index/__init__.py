@@ -11,11 +11,14 @@ import fcntl
 import logging
 import os
 import re
+import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
@@ -61,35 +64,74 @@ class Index:
         self.embedder = embedder
         self.vectors: Vectors | None = None
         self.embed_error: str | None = None
+        # Why the index cannot be written (a read-only folder, a full disk), when it cannot: it
+        # is then opened read-only and answers searches as it was last written.
+        self.read_only: str | None = None
         self._write_lock = threading.RLock()
+        self._lockfile: IO[str] | None = None
         try:
-            index_dir.mkdir(parents=True, exist_ok=True)
-            os.chmod(index_dir, 0o700)
-            self._lockfile = open(index_dir / "write.lock", "a+")  # noqa: SIM115
-            self.store = Store(index_dir / "kebab.sqlite")
-            os.chmod(index_dir / "kebab.sqlite", 0o600)
-        except OSError as e:
-            raise IndexError_(f"cannot open the index at {index_dir}: {e.strerror or e}; "
-                              "check permissions or set index_dir") from None
-        with self.writing():
-            self._check_versions()
+            self._open(writable=True)
+        except (OSError, sqlite3.Error, ValueError) as e:
+            self._close_files()
+            why = _reason(e)
+            if not (index_dir / "kebab.sqlite").is_file():
+                raise IndexError_(f"cannot open the index at {index_dir}: {why}; check "
+                                  "permissions or set index_dir") from None
+            log.info("the index at %s cannot be written (%s): searching it as it is",
+                     index_dir, why)
+            self.read_only = why
+            try:
+                self._open(writable=False)
+            except (OSError, sqlite3.Error, ValueError) as e2:
+                self._close_files()
+                raise IndexError_(f"cannot open the index at {index_dir}: {why}; reading it "
+                                  f"failed too ({_reason(e2)})") from None
+
+    def _open(self, writable: bool) -> None:
+        path = self.dir / "kebab.sqlite"
+        if writable:
+            self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _keep_private(self.dir)
+            self._lockfile = open(self.dir / "write.lock", "a+")  # noqa: SIM115
+            if not path.exists():  # SQLite gives its -wal and -shm files the database's mode
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+            self.store = Store(path)
+            for name in ("kebab.sqlite", "kebab.sqlite-wal", "kebab.sqlite-shm"):
+                _keep_private(self.dir / name)
+        else:
+            self.store = Store(path, read_only=True)
+        with self.writing(probe=True):
+            self._check_versions()  # writes the version stamp: a write that fails says read-only
             self.lexical = self._open_lexical()
             self._open_vectors()
 
     # lifecycle -------------------------------------------------------------------------------
     def close(self) -> None:
-        if self.vectors is not None:
-            try:
-                self.vectors.save()
-            except OSError as e:
-                log.warning("could not save vectors: %s", e)
-        self.store.close()
-        self._lockfile.close()
+        self._save_vectors()
+        self._close_files()
+
+    def _close_files(self) -> None:
+        store = getattr(self, "store", None)
+        if store is not None:
+            store.close()
+        if self._lockfile is not None:
+            self._lockfile.close()
+            self._lockfile = None
 
     @contextmanager
-    def writing(self) -> Iterator[None]:
-        """Hold the index's write lock (one writer per index across processes)."""
+    def writing(self, probe: bool = False) -> Iterator[None]:
+        """Hold the index's write lock (one writer per index across processes).
+
+        A read-only index refuses with IndexError_ (`probe`: opening, which only reads then).
+        """
+        if self.read_only and not probe:
+            raise IndexError_(f"cannot write the index at {self.dir} ({self.read_only}); it "
+                              "still answers searches as it was last built. Make the folder "
+                              "writable or free some space, or set index_dir, to update it")
         with self._write_lock:
+            if self._lockfile is None:
+                yield
+                return
             fcntl.flock(self._lockfile, fcntl.LOCK_EX)
             try:
                 yield
@@ -105,6 +147,9 @@ class Index:
         the next sync completes.
         """
         started = time.perf_counter()
+        if self.read_only:
+            with self.writing():  # raises: say so before reading every note
+                pass
         overrides = overrides or {}
         notes, skipped = scan(self.root, self.cfg.ignore, self.cfg.max_file_bytes)
         known = self.store.documents()
@@ -142,7 +187,7 @@ class Index:
         counts["deleted"] = len(deleted)
         with self.writing():
             if touch:
-                with self.store.transaction() as db:
+                with self._failing_writes(), self.store.transaction() as db:
                     for note in touch:
                         self.store.touch_document(db, note.path, note.size, note.mtime_ns)
             # No writer is opened (nor an empty commit made) when nothing changed.
@@ -156,7 +201,7 @@ class Index:
                 warnings += self._write_batch(batch, deleted if last else [], read_warnings)
                 if progress:
                     progress("indexing", min(start + _BATCH_FILES, len(todo)), len(todo))
-            with self.store.transaction() as db:
+            with self._failing_writes(), self.store.transaction() as db:
                 self.store.replace_skipped(db, [(s.path, s.reason) for s in skipped])
         n_docs, n_chunks = self.store.counts()
         return IndexSummary(
@@ -192,7 +237,7 @@ class Index:
             parsed.append((note, text, parsed_note))
         removed: list[int] = []
         added: list[tuple[int, Chunk]] = []
-        try:
+        with self._failing_writes():
             with self.store.transaction() as db:
                 for path in deleted:
                     removed += self.store.delete_document(db, path)
@@ -205,21 +250,29 @@ class Index:
                         markdown.content_hash(text), p.warnings))
                 gen = int(self.store.get_meta("lexical_gen", "0")) + 1
                 self.store.set_meta(db, "lexical_gen", str(gen))
+            # SQLite has committed: a failure below leaves lexical.gen behind, so the next open
+            # rebuilds Tantivy from SQLite.
             self.lexical.write(removed, added)
             _write_atomic(self.dir / "lexical.gen", str(gen))
-        except OSError as e:
-            raise IndexError_(f"cannot write the index at {self.dir}: {e.strerror or e}; the "
-                              "previous index still serves") from None
         if self.vectors is not None and self.embedder is not None:
             self.vectors.remove(removed)
             keys, vecs = self.store.vectors_for(self.embedder.id, [k for k, _ in added])
             self.vectors.add(keys, vecs)
         return warnings
 
+    @contextmanager
+    def _failing_writes(self) -> Iterator[None]:
+        """A write that fails (disk full, read-only, I/O error) is one clear IndexError_."""
+        try:
+            yield
+        except (OSError, sqlite3.Error, ValueError) as e:
+            raise IndexError_(f"cannot write the index at {self.dir}: {_reason(e)}; the "
+                              "previous index still serves") from None
+
     def embed_pending(self, batch_size: int = 64, progress: Progress | None = None,
                       should_stop: Callable[[], bool] | None = None) -> int:
         """Compute missing vectors in batches; returns how many texts were embedded."""
-        if self.embedder is None or self.vectors is None:
+        if self.embedder is None or self.vectors is None or self.read_only:
             return 0
         total = self.store.count_pending(self.embedder.id)
         done = 0
@@ -238,7 +291,8 @@ class Index:
                 log.warning("embedding stopped: %s", e)
                 break
             hashes = [h for h, _ in pending]
-            self.store.put_embeddings(self.embedder.id, hashes, vecs)
+            with self._failing_writes():
+                self.store.put_embeddings(self.embedder.id, hashes, vecs)
             keys, stored = self._vectors_for_hashes(hashes)
             self.vectors.add(keys, stored)
             done += len(pending)
@@ -289,6 +343,7 @@ class Index:
             "embedding": {"backend": self.embedder.backend, "id": self.embedder.id,
                           "dim": self.embedder.dim} if self.embedder else None,
             "embedding_error": self.embed_error,
+            "read_only": self.read_only,
             "skipped": [{"path": p, "reason": r} for p, r in self.store.skipped()],
             "versions": versions(self.embedder),
         }
@@ -297,6 +352,11 @@ class Index:
     def _check_versions(self) -> None:
         stored = self.store.get_meta("versions")
         current = f"{PARSER_VERSION}/{CHUNKER_VERSION}/{INDEX_VERSION}"
+        if self.read_only:
+            if stored and stored != current:
+                raise IndexError_(f"the index at {self.dir} was built by another version of "
+                                  f"kebab ({stored}) and cannot be rebuilt: {self.read_only}")
+            return
         if stored and stored != current:
             log.warning("index format changed (%s → %s): rebuilding", stored, current)
             with self.store.transaction() as db:
@@ -310,6 +370,11 @@ class Index:
     def _open_lexical(self) -> Lexical:
         folder = self.dir / "lexical"
         gen_file = self.dir / "lexical.gen"
+        if self.read_only:  # Tantivy needs a writable folder even to read: rebuild it in memory
+            lexical = Lexical.in_memory()
+            for rows in self.store.iter_chunks():
+                lexical.write([], rows)
+            return lexical
         want = self.store.get_meta("lexical_gen", "0")
         have = gen_file.read_text().strip() if gen_file.is_file() else "0"
         try:
@@ -338,12 +403,17 @@ class Index:
         model = f"{self.embedder.backend}:{self.embedder.id}:{self.embedder.dim}"
         path = self.dir / "vectors.usearch"
         if self.store.get_meta("embedding", model) != model:
+            if self.read_only:
+                self.embed_error = (f"the index holds vectors of another embedding model and "
+                                    f"is read-only ({self.read_only}); vector search is off")
+                return
             log.warning("embedding model changed to %s: vectors will be rebuilt", model)
             path.unlink(missing_ok=True)
             with self.store.transaction() as db:
                 db.execute("DELETE FROM embeddings WHERE model != ?", (self.embedder.id,))
-        with self.store.transaction() as db:
-            self.store.set_meta(db, "embedding", model)
+        if not self.read_only:
+            with self.store.transaction() as db:
+                self.store.set_meta(db, "embedding", model)
         self.vectors = Vectors(path, self.embedder.dim)
         keys, vecs = self.store.vectors_for(self.embedder.id)
         have = self.vectors.keys()
@@ -363,11 +433,11 @@ class Index:
         return self.store.vectors_for(self.embedder.id, keys)
 
     def _save_vectors(self) -> None:
-        if self.vectors is None:
+        if self.vectors is None or self.read_only:
             return
         try:
             self.vectors.save()
-        except OSError as e:
+        except Exception as e:  # a cache (SQLite has the vectors): any failure is survivable
             log.warning("could not save vectors (kept in SQLite, rebuilt on open): %s", e)
 
 
@@ -378,5 +448,29 @@ def versions(embedder: Embedder | None) -> dict[str, str]:
 
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no half-written file behind
+        raise
+
+
+def _keep_private(path: Path) -> None:
+    """Take group and other permissions off an index file or folder (the notes' text is in
+    there); the owner's own bits stay as they are, so a folder made read-only stays so."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        if mode & 0o077:
+            os.chmod(path, mode & 0o700)
+    except FileNotFoundError:
+        pass
+    except PermissionError as e:  # not ours: whether it can be written decides the rest
+        log.warning("cannot make %s private: %s", path, e.strerror)
+
+
+def _reason(e: BaseException) -> str:
+    """What went wrong, in a few words: 'No space left on device', 'database or disk is full'."""
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    return str(e).split("\n")[0][:200] or type(e).__name__

@@ -76,7 +76,11 @@ def _walk(root: Path, folder: Path, rel: str, specs: list[tuple[Path, pathspec.P
             continue
         if is_dir:
             _walk(root, Path(entry.path), child_rel, specs, visited, notes, skipped, max_bytes)
-        elif stat.S_ISREG(st.st_mode) and entry.name.lower().endswith(NOTE_SUFFIXES):
+        elif not entry.name.lower().endswith(NOTE_SUFFIXES):
+            continue
+        elif not stat.S_ISREG(st.st_mode):  # a FIFO would block the reader forever
+            skipped.append(Skipped(child_rel, "not a regular file (a pipe, socket or device)"))
+        else:
             if st.st_size > max_bytes:
                 skipped.append(Skipped(child_rel, f"larger than max_file_bytes "
                                                    f"({st.st_size:,} > {max_bytes:,} bytes)"))
@@ -87,7 +91,11 @@ def _walk(root: Path, folder: Path, rel: str, specs: list[tuple[Path, pathspec.P
 def read_note(note: NoteFile, max_bytes: int) -> tuple[str | None, str | None]:
     """(text, warning) for a note, or (None, reason) when it cannot be indexed."""
     try:
-        with open(note.abspath, "rb") as f:
+        # Non-blocking, then checked: a note swapped for a FIFO since the scan cannot hang us.
+        fd = os.open(note.abspath, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None, "not a regular file (a pipe, socket or device)"
             data = f.read(max_bytes + 1)
     except FileNotFoundError:
         return None, "deleted while being read"
@@ -129,12 +137,12 @@ def _ignore_specs(folder: Path) -> list[pathspec.PathSpec]:
     specs = []
     for name in _IGNORE_FILES:
         f = folder / name
-        if f.is_file():
-            try:
+        try:  # a folder we may not search raises here already; scandir reports it
+            if f.is_file():
                 specs.append(pathspec.PathSpec.from_lines(
                     "gitignore", f.read_text(encoding="utf-8", errors="replace").splitlines()))
-            except (OSError, ValueError):
-                continue
+        except (OSError, ValueError):
+            continue
     return specs
 
 

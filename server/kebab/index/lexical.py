@@ -32,8 +32,12 @@ BOOSTS = {"body": 1.0, "heading": 1.5, "path": 1.5, "tags": 1.5, "cjk": 1.0, "cj
 class Lexical:
     """One Tantivy index in `folder`, keyed by the SQLite chunk key."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path | None) -> None:
+        """The index in `folder`; None: in memory (for an index folder that is read-only)."""
         self.folder = folder
+        if folder is None:
+            self.index = tantivy.Index(_schema())
+            return
         folder.mkdir(parents=True, exist_ok=True)
         self.index = tantivy.Index(_schema(), path=str(folder), reuse=True)
 
@@ -41,6 +45,10 @@ class Lexical:
     def recreate(cls, folder: Path) -> Lexical:
         shutil.rmtree(folder, ignore_errors=True)
         return cls(folder)
+
+    @classmethod
+    def in_memory(cls) -> Lexical:
+        return cls(None)
 
     def write(self, remove: Iterable[int], add: Iterable[tuple[int, Chunk]]) -> None:
         """Delete and add in one commit: readers see the old or the new state, never half."""

@@ -43,14 +43,21 @@ _CHUNK_COLS = "key, id, path, heading_path, start_line, end_line, text, content_
 class Store:
     """One SQLite file. All access goes through `lock`, so threads can share the connection."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
         self.lock = threading.RLock()
+        if read_only:
+            self.db = _open_read_only(path)
+            return
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=10000")
-        self.db.executescript(_SCHEMA)
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=10000")
+            self.db.executescript(_SCHEMA)
+        except sqlite3.Error:
+            self.db.close()
+            raise
 
     def close(self) -> None:
         with self.lock:
@@ -217,6 +224,26 @@ class Store:
             return int(self.db.execute(
                 "SELECT count(*) FROM chunks c JOIN embeddings e ON e.content_hash=c.content_hash "
                 "AND e.model=?", (model,)).fetchone()[0])
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """The database opened for reading only, in a folder this process cannot write to.
+
+    SQLite reads a WAL database read-only when its -shm file can be used; when it cannot (no
+    -shm, and none can be made), `immutable` reads the database file as it is.
+    """
+    error: sqlite3.Error | None = None
+    for flags in ("mode=ro", "mode=ro&immutable=1"):
+        db = sqlite3.connect(f"{path.as_uri()}?{flags}", uri=True, check_same_thread=False,
+                             isolation_level=None)
+        try:
+            db.execute("SELECT count(*) FROM chunks").fetchone()
+            return db
+        except sqlite3.Error as e:
+            db.close()
+            error = e
+    assert error is not None
+    raise error
 
 
 def _chunk(row: tuple[Any, ...]) -> Chunk:

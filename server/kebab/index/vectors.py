@@ -76,6 +76,10 @@ class Vectors:
             if not self.dirty:
                 return
             tmp = self.path.with_suffix(".tmp")
-            self.index.save(str(tmp))
-            os.replace(tmp, self.path)
+            try:
+                self.index.save(str(tmp))
+                os.replace(tmp, self.path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)  # a full disk leaves no half-written file behind
+                raise
             self.dirty = False

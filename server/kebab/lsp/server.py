@@ -11,13 +11,15 @@ import asyncio
 import logging
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path
 
 from kebab.errors import KebabError
@@ -32,6 +34,39 @@ _REQUEST_TIMEOUT_S = 10.0
 _GIL_SLICE_S = 0.001
 
 
+@dataclass(frozen=True)
+class _Unreadable:
+    """A request whose params do not fit its method's LSP schema (a wrong type, a missing field)."""
+
+    id: Any
+    method: str
+    error: JsonRpcException
+
+
+class KebabProtocol(LanguageServerProtocol):
+    """pygls's protocol, but a request whose params cannot be read gets an InvalidParams reply.
+
+    pygls drops such a request after logging it, so the client would wait for ever.
+    """
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as e:
+            if "id" in data and isinstance(data.get("method"), str):
+                return _Unreadable(data["id"], data["method"], e)
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Unreadable):
+            error = JsonRpcInvalidParams(
+                f"{message.method}: the params do not match the LSP schema for this method"
+            )
+            self._send_response(message.id, error=error.to_response_error())
+            return
+        super().handle_message(message)
+
+
 class KebabServer(LanguageServer):
     """The server object: pygls's LanguageServer plus kebab's folders and client settings."""
 
@@ -41,7 +76,10 @@ class KebabServer(LanguageServer):
         except metadata.PackageNotFoundError:
             version = "0"
         super().__init__(
-            "kebab", version, text_document_sync_kind=types.TextDocumentSyncKind.Incremental
+            "kebab",
+            version,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=KebabProtocol,
         )
         self.folders = Folders()
         self.init_options: dict[str, Any] = {}

@@ -71,9 +71,16 @@ def read_snapshot(ls: LanguageServer, uri: str) -> Snapshot | None:
     return Snapshot(uri, None, split_lines(text)) if text is not None else None
 
 
+_PATH_MAX = 4096  # Linux's PATH_MAX: no file has a longer path
+
+
 def path_of(uri: str) -> Path | None:
+    """The local path a `file:` URI names; None for other schemes and impossible paths (a
+    1 MB URI would otherwise be resolved one component at a time, for minutes)."""
+    if not isinstance(uri, str) or len(uri) > 3 * _PATH_MAX:
+        return None
     fs = to_fs_path(uri)
-    return Path(fs) if fs else None
+    return Path(fs) if fs and len(fs) <= _PATH_MAX and "\x00" not in fs else None
 
 
 def uri_of(path: Path) -> str:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import re
+import sqlite3
 import time
 import uuid
 from collections.abc import Callable
@@ -86,6 +88,7 @@ class Prepared:
     extras_ms: dict[str, float] = field(default_factory=dict)  # time each extra took
 
 
+log = logging.getLogger(__name__)
 OnText = Callable[[str], None]
 _KB_REFERENCE = re.compile(r"\[\^kb-\d+\](?!:)")
 OnConflicts = Callable[[list[Conflict]], None]
@@ -315,7 +318,12 @@ def finish(index: Index, cfg: Config, llm: LanguageModel, p: Prepared, text: str
                           "hits": [{"path": h.path, "heading_path": h.heading_path,
                                     "score": h.score, "lexical": h.lexical_score,
                                     "vector": h.vector_score} for h in p.hits]}
-    answer.id = answers.save(index.store, answer, req.conversation)
+    try:
+        answer.id = answers.save(index.store, answer, req.conversation)
+    except (sqlite3.Error, OSError) as e:  # a read-only or full disk: the answer still counts
+        log.warning("answer not stored: %s", e)
+        note = f"the answer was not stored in {index.dir} ({e})"
+        answer.error = f"{answer.error}; {note}" if answer.error else note
     return answer
 
 
