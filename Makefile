@@ -15,8 +15,8 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/kebab index fixtures/workspace --index-dir $(DEMO_INDEX)
-	$(BIN)/kebab ask "What time does the nightly backup run, and how long are daily snapshots kept?" \
-		--root fixtures/workspace --index-dir $(DEMO_INDEX)
+	$(BIN)/kebab ask "What time does the nightly backup run?" --root fixtures/workspace --index-dir $(DEMO_INDEX)
+	$(BIN)/kebab ask "What port does Redis listen on?" --root fixtures/workspace --index-dir $(DEMO_INDEX)
 	$(BIN)/kebab ask "김치찌개는 중약불로 몇 분 끓여야 해?" --root fixtures/workspace --index-dir $(DEMO_INDEX)
 
 test: $(STAMP)
