@@ -21,6 +21,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check server tests bench
+	$(BIN)/ruff format --check server tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest -q -p no:cacheprovider
 	cd client-vscode && npm ci --no-audit --no-fund --loglevel=error && npm test

@@ -13,18 +13,19 @@ async def test_a_follow_up_in_a_conversation_answers_about_the_previous_topic(
 ) -> None:
     ws = open_workspace(fixture_workspace)
     ws.refresh()
-    first = await ws.ask(AskRequest(question="How is Postgres set up on nas01?",
-                                    conversation="t1"))
+    first = await ws.ask(AskRequest(question="How is Postgres set up on nas01?", conversation="t1"))
     assert first.conversation == "t1"
-    follow = await ws.ask(AskRequest(question="and which port does it listen on?",
-                                     conversation="t1"))
+    follow = await ws.ask(
+        AskRequest(question="and which port does it listen on?", conversation="t1")
+    )
     assert follow.grounded
     assert "5433" in follow.answer
     assert {c.path for c in follow.citations} == {"ops/postgres.md"}
     ssh = await ws.ask(AskRequest(question="How does the SSH config look?", conversation="t2"))
     assert ssh.grounded
-    other = await ws.ask(AskRequest(question="and which port does it listen on?",
-                                    conversation="t2"))
+    other = await ws.ask(
+        AskRequest(question="and which port does it listen on?", conversation="t2")
+    )
     assert "2222" in other.answer and "5433" not in other.answer
 
 
@@ -34,25 +35,43 @@ async def test_explicit_history_changes_the_prompt_template_and_the_result_hash(
     ws = open_workspace(fixture_workspace)
     ws.refresh()
     plain = ws.prepare(AskRequest(question="which port does it listen on?"))
-    threaded = ws.prepare(AskRequest(
-        question="which port does it listen on?",
-        history=[Turn("How is Postgres set up?", "PostgreSQL 16 runs in Docker [#1]")]))
+    threaded = ws.prepare(
+        AskRequest(
+            question="which port does it listen on?",
+            history=[Turn("How is Postgres set up?", "PostgreSQL 16 runs in Docker [#1]")],
+        )
+    )
     assert plain.template == "rag-v1" and threaded.template == "rag-v2"
     roles = [m.role for m in threaded.messages]
     assert roles == ["system", "user", "assistant", "user"]
     assert threaded.hits[0].path == "ops/postgres.md"
 
 
-def test_kebab_ask_continue_follows_the_last_conversation(fixture_workspace: Path,
-                                                          tmp_path: Path) -> None:
+def test_kebab_ask_continue_follows_the_last_conversation(
+    fixture_workspace: Path, tmp_path: Path
+) -> None:
     import subprocess
     import sys
 
     def ask(question: str, *extra: str) -> str:
         return subprocess.run(
-            [sys.executable, "-m", "kebab.cli", "ask", question, "--root",
-             str(fixture_workspace), "--index-dir", str(tmp_path / "idx"), *extra],
-            capture_output=True, text=True, timeout=120, check=True).stdout
+            [
+                sys.executable,
+                "-m",
+                "kebab.cli",
+                "ask",
+                question,
+                "--root",
+                str(fixture_workspace),
+                "--index-dir",
+                str(tmp_path / "idx"),
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
 
     ask("How is Postgres set up on nas01?")
     assert "5433" in ask("and which port does it listen on?", "--continue")

@@ -35,16 +35,33 @@ def test_metrics_split_misses_into_recall_and_ranking_problems() -> None:
     assert m["miss"] == "not_in_top_50" and m["mrr"] == 0.0
 
 
-def test_two_eval_runs_give_the_same_metrics_and_compare_as_same(tmp_path: Path,
-                                                                 fixture_workspace: Path) -> None:
+def test_two_eval_runs_give_the_same_metrics_and_compare_as_same(
+    tmp_path: Path, fixture_workspace: Path
+) -> None:
     runs = []
     for name in ("a", "b"):
         out = tmp_path / f"{name}.jsonl"
         proc = subprocess.run(
-            [sys.executable, "-m", "kebab.cli", "eval", str(REPO / "fixtures/questions.jsonl"),
-             "--root", str(fixture_workspace), "--index-dir", str(tmp_path / "idx"),
-             "--all-modes", "--out", str(out), "--json"],
-            capture_output=True, text=True, timeout=300, check=True)
+            [
+                sys.executable,
+                "-m",
+                "kebab.cli",
+                "eval",
+                str(REPO / "fixtures/questions.jsonl"),
+                "--root",
+                str(fixture_workspace),
+                "--index-dir",
+                str(tmp_path / "idx"),
+                "--all-modes",
+                "--out",
+                str(out),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
         summary = json.loads(proc.stdout)
         runs.append(summary["retrieval"])
         assert out.is_file()
@@ -53,8 +70,20 @@ def test_two_eval_runs_give_the_same_metrics_and_compare_as_same(tmp_path: Path,
     assert hybrid["n"] >= 15 and 0.0 < hybrid["mrr"] <= 1.0
     assert set(runs[0]) == {"lexical", "vector", "hybrid"}
     proc = subprocess.run(
-        [sys.executable, "-m", "kebab.cli", "eval", "--compare", str(tmp_path / "a.jsonl"),
-         str(tmp_path / "b.jsonl")], capture_output=True, text=True, timeout=60, check=True)
+        [
+            sys.executable,
+            "-m",
+            "kebab.cli",
+            "eval",
+            "--compare",
+            str(tmp_path / "a.jsonl"),
+            str(tmp_path / "b.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     result = json.loads(proc.stdout)
     assert result["counts"]["regressed"] == 0 and result["counts"]["better"] == 0
     assert result["counts"]["same"] > 0

@@ -88,8 +88,11 @@ class Config(msgspec.Struct, forbid_unknown_fields=True):
 _SECTIONS = {"embed", "search", "llm", "rag"}
 
 
-def load(root: Path | None, overrides: Mapping[str, Any] | None = None,
-         env: Mapping[str, str] | None = None) -> Config:
+def load(
+    root: Path | None,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Config:
     """Build the Config for a workspace root from every source, raising ConfigError on bad values."""
     merged: dict[str, Any] = {}
     user_file = Path(platformdirs.user_config_dir("kebab")) / "kebab.toml"
@@ -116,7 +119,7 @@ def env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     for name, value in env.items():
         if not name.startswith("KEBAB_") or not value:
             continue
-        key = name[len("KEBAB_"):].lower()
+        key = name[len("KEBAB_") :].lower()
         section, _, rest = key.partition("_")
         if section in _SECTIONS and rest:
             out.setdefault(section, {})[rest] = value

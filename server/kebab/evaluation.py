@@ -81,8 +81,13 @@ def retrieval_metrics(q: Question, hits: list[Hit], k: int) -> dict[str, Any]:
     idcg = sum(1.0 / math.log2(i + 2) for i in range(min(len(first), 10)))
     m["ndcg@10"] = dcg / idcg if idcg else 0.0
     m[f"all@{k}"] = float(all(r is not None and r <= k for r in first))
-    m["miss"] = ("found" if best is not None and best <= k else
-                 "ranked_below_k" if best is not None else "not_in_top_50")
+    m["miss"] = (
+        "found"
+        if best is not None and best <= k
+        else "ranked_below_k"
+        if best is not None
+        else "not_in_top_50"
+    )
     m["gold_ranks"] = first
     return m
 
@@ -102,8 +107,9 @@ def summarise(rows: list[dict[str, Any]], keys: Iterable[str]) -> dict[str, Any]
 SearchFn = Callable[[Question, str, int], list[Hit]]
 
 
-def run_retrieval(questions: list[Question], search: SearchFn, modes: list[str],
-                  k: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def run_retrieval(
+    questions: list[Question], search: SearchFn, modes: list[str], k: int
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Search every answerable question in every mode; per-question rows and a summary."""
     rows: list[dict[str, Any]] = []
     keys = ["hit@1", "hit@3", "hit@5", "hit@10", f"recall@{k}", "mrr", "ndcg@10", f"all@{k}"]
@@ -117,26 +123,45 @@ def run_retrieval(questions: list[Question], search: SearchFn, modes: list[str],
             hits = search(q, mode, DEEP)
             ms = (time.perf_counter() - started) * 1000
             m = retrieval_metrics(q, hits, k)
-            row = {"id": q.id, "mode": mode, "kind": q.kind, "lang": q.lang,
-                   "corpus": q.corpus, "ms": round(ms, 2), **m,
-                   "hits": [{"path": h.path, "heading_path": h.heading_path,
-                             "lines": [h.start_line, h.end_line], "score": h.score}
-                            for h in hits[:k]]}
+            row = {
+                "id": q.id,
+                "mode": mode,
+                "kind": q.kind,
+                "lang": q.lang,
+                "corpus": q.corpus,
+                "ms": round(ms, 2),
+                **m,
+                "hits": [
+                    {
+                        "path": h.path,
+                        "heading_path": h.heading_path,
+                        "lines": [h.start_line, h.end_line],
+                        "score": h.score,
+                    }
+                    for h in hits[:k]
+                ],
+            }
             mode_rows.append(row)
         rows += mode_rows
         summary[mode] = {"all": summarise(mode_rows, keys)}
         for field in ("kind", "corpus"):
             for value in sorted({str(r[field]) for r in mode_rows}):
                 summary[mode][f"{field}={value}"] = summarise(
-                    [r for r in mode_rows if r[field] == value], keys)
+                    [r for r in mode_rows if r[field] == value], keys
+                )
     return rows, summary
 
 
 def run_info(settings: dict[str, Any], embedder: Any = None) -> dict[str, Any]:
     """Versions, settings and the commit, so two runs can be told apart."""
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, timeout=5, check=False).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        ).stdout.strip()
     except OSError:
         commit = ""
     return {"versions": versions(embedder), "settings": settings, "commit": commit}
@@ -159,17 +184,27 @@ def compare(a_path: str | Path, b_path: str | Path) -> dict[str, Any]:
             continue
         base = a_sum[mode].get("all", {})
         new = groups.get("all", {})
-        deltas[mode] = {k: round(new[k] - base[k], 4) for k in new
-                        if isinstance(new.get(k), int | float) and isinstance(base.get(k), int | float)}
+        deltas[mode] = {
+            k: round(new[k] - base[k], 4)
+            for k in new
+            if isinstance(new.get(k), int | float) and isinstance(base.get(k), int | float)
+        }
     labels: dict[str, str] = {}
     for key, row in b_rows.items():
         old = a_rows.get(key)
         if old is None:
             continue
         diff = row.get("mrr", 0) - old.get("mrr", 0)
-        labels[f"{key[0]}/{key[1]}"] = "better" if diff > 1e-9 else "regressed" if diff < -1e-9 else "same"
-    return {"deltas": deltas, "questions": labels,
-            "counts": {lab: list(labels.values()).count(lab) for lab in ("better", "same", "regressed")}}
+        labels[f"{key[0]}/{key[1]}"] = (
+            "better" if diff > 1e-9 else "regressed" if diff < -1e-9 else "same"
+        )
+    return {
+        "deltas": deltas,
+        "questions": labels,
+        "counts": {
+            lab: list(labels.values()).count(lab) for lab in ("better", "same", "regressed")
+        },
+    }
 
 
 def _read_run(path: str | Path) -> tuple[dict[str, Any], dict[tuple[str, str], dict[str, Any]]]:

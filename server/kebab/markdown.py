@@ -117,8 +117,15 @@ def _sections(blocks: list[_Block]) -> list[_Section]:
     return [s for s in sections if s.blocks]
 
 
-def _chunk(path: str, lines: list[str], sections: list[_Section], title: str, tags: list[str],
-           target: int, hard_max: int) -> list[Chunk]:
+def _chunk(
+    path: str,
+    lines: list[str],
+    sections: list[_Section],
+    title: str,
+    tags: list[str],
+    target: int,
+    hard_max: int,
+) -> list[Chunk]:
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     for i, section in enumerate(sections):
@@ -134,18 +141,31 @@ def _chunk(path: str, lines: list[str], sections: list[_Section], title: str, ta
             key = "\x1f".join([path, *section.heading_path])
             ordinal = seen.get(key, 0)
             seen[key] = ordinal + 1
-            cid = hashlib.sha1(f"{key}\x1e{ordinal}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
-            chunks.append(Chunk(
-                id=cid, path=path, heading_path=section.heading_path, start_line=s + 1,
-                end_line=e, text=body, content_hash=content_hash(body),
-                tokens=tokens.count(body), title=title, tags=tags))
+            cid = hashlib.sha1(f"{key}\x1e{ordinal}".encode("utf-8", "surrogatepass")).hexdigest()[
+                :16
+            ]
+            chunks.append(
+                Chunk(
+                    id=cid,
+                    path=path,
+                    heading_path=section.heading_path,
+                    start_line=s + 1,
+                    end_line=e,
+                    text=body,
+                    content_hash=content_hash(body),
+                    tokens=tokens.count(body),
+                    title=title,
+                    tags=tags,
+                )
+            )
     return chunks
 
 
-def _split(lines: list[str], blocks: list[_Block], first: int, last: int, target: int,
-           hard_max: int) -> list[tuple[int, int]]:
+def _split(
+    lines: list[str], blocks: list[_Block], first: int, last: int, target: int, hard_max: int
+) -> list[tuple[int, int]]:
     """Line ranges [start, end) covering [first, last), cut only between blocks."""
-    sizes = [tokens.count("\n".join(lines[b.start:b.end])) for b in blocks]
+    sizes = [tokens.count("\n".join(lines[b.start : b.end])) for b in blocks]
     if sum(sizes) <= hard_max:
         return [(first, last)]
     spans: list[tuple[int, int]] = []
@@ -191,8 +211,9 @@ def _front_matter(source: str, warnings: list[str]) -> dict[str, object]:
         warnings.append(f"front matter is not valid YAML{where}; indexed as text without it")
         return {}
     except (ValueError, TypeError, RecursionError) as e:  # e.g. `date: 2024-02-30`
-        warnings.append(f"front matter has a value YAML cannot read ({e}); indexed as text "
-                        "without it")
+        warnings.append(
+            f"front matter has a value YAML cannot read ({e}); indexed as text without it"
+        )
         return {}
     if data is None:
         return {}

@@ -54,9 +54,16 @@ class Fusion:
     other_script: float = 0.9
 
 
-def search(index: Index, query: str, k: int = 10, mode: SearchMode = "hybrid",
-           filters: Filters | None = None, candidates: int = 50,
-           fusion: Fusion | None = None, vector_query: str | None = None) -> list[Hit]:
+def search(
+    index: Index,
+    query: str,
+    k: int = 10,
+    mode: SearchMode = "hybrid",
+    filters: Filters | None = None,
+    candidates: int = 50,
+    fusion: Fusion | None = None,
+    vector_query: str | None = None,
+) -> list[Hit]:
     """The top `k` chunks for `query`, best first.
 
     `vector_query` is embedded for the vector side instead of `query` (HyDE's hypothetical
@@ -79,14 +86,21 @@ def search(index: Index, query: str, k: int = 10, mode: SearchMode = "hybrid",
     return [h for h in ranked if h.chunk_id][:k]
 
 
-def fuse(lexical: list[tuple[int, float]], vector: list[tuple[int, float]], fusion: Fusion,
-         chunks: dict[int, Chunk], query: str | None = None) -> list[Hit]:
+def fuse(
+    lexical: list[tuple[int, float]],
+    vector: list[tuple[int, float]],
+    fusion: Fusion,
+    chunks: dict[int, Chunk],
+    query: str | None = None,
+) -> list[Hit]:
     """Weighted RRF of two (key, raw score) lists into Hits; a one-list search keeps its order."""
     lex_rank = {key: i + 1 for i, (key, _) in enumerate(lexical)}
     vec_rank = {key: i + 1 for i, (key, _) in enumerate(vector)}
     lex_score = dict(lexical)
     vec_score = dict(vector)
-    weights = (fusion.lexical_weight if lexical else 0.0) + (fusion.vector_weight if vector else 0.0)
+    weights = (fusion.lexical_weight if lexical else 0.0) + (
+        fusion.vector_weight if vector else 0.0
+    )
     best = weights / (fusion.rrf_k + 1) or 1.0
     raw: dict[int, float] = {}
     for key in lex_rank.keys() | vec_rank.keys():
@@ -109,8 +123,17 @@ def fuse(lexical: list[tuple[int, float]], vector: list[tuple[int, float]], fusi
                 raw[key] *= fusion.other_script
     scored = [(-s, lex_rank.get(key, 1 << 30), chunks[key].id, key) for key, s in raw.items()]
     scored.sort()
-    return [_hit(chunks[key], min(-neg, 1.0), lex_score.get(key), vec_score.get(key), lex_rank.get(key),
-                 vec_rank.get(key)) for neg, _, _, key in scored]
+    return [
+        _hit(
+            chunks[key],
+            min(-neg, 1.0),
+            lex_score.get(key),
+            vec_score.get(key),
+            lex_rank.get(key),
+            vec_rank.get(key),
+        )
+        for neg, _, _, key in scored
+    ]
 
 
 @lru_cache(maxsize=65536)
@@ -131,10 +154,22 @@ def term_coverage(question: str, text: str) -> float:
     return len(wanted & have) / len(wanted)
 
 
-def _hit(chunk: Chunk, score: float, lex: float | None, vec: float | None, lr: int | None,
-         vr: int | None) -> Hit:
-    return Hit(chunk_id=chunk.id, path=chunk.path, heading_path=chunk.heading_path,
-               start_line=chunk.start_line, end_line=chunk.end_line, text=chunk.text,
-               content_hash=chunk.content_hash, score=round(score, 6), lexical_score=lex,
-               vector_score=vec, lexical_rank=lr, vector_rank=vr, title=chunk.title,
-               tags=chunk.tags)
+def _hit(
+    chunk: Chunk, score: float, lex: float | None, vec: float | None, lr: int | None, vr: int | None
+) -> Hit:
+    return Hit(
+        chunk_id=chunk.id,
+        path=chunk.path,
+        heading_path=chunk.heading_path,
+        start_line=chunk.start_line,
+        end_line=chunk.end_line,
+        text=chunk.text,
+        content_hash=chunk.content_hash,
+        score=round(score, 6),
+        lexical_score=lex,
+        vector_score=vec,
+        lexical_rank=lr,
+        vector_rank=vr,
+        title=chunk.title,
+        tags=chunk.tags,
+    )

@@ -32,15 +32,23 @@ log = logging.getLogger(__name__)
 class Workspace:
     """A Markdown workspace and its index. Thread-safe for concurrent reads and one writer."""
 
-    def __init__(self, root: Path | str, cfg: Config | None = None,
-                 overrides: dict[str, Any] | None = None, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        root: Path | str,
+        cfg: Config | None = None,
+        overrides: dict[str, Any] | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
         root = Path(root).expanduser()
         if not root.is_dir():
             raise WorkspaceError(f"workspace root {root} is not a folder")
         self.root = root.resolve()
         self.cfg = cfg or config_mod.load(self.root, overrides)
-        index_dir = (Path(self.cfg.index_dir).expanduser() if self.cfg.index_dir
-                     else config_mod.default_index_dir(self.root))
+        index_dir = (
+            Path(self.cfg.index_dir).expanduser()
+            if self.cfg.index_dir
+            else config_mod.default_index_dir(self.root)
+        )
         self.embedder = embedder or make_embedder(self.cfg.embed)
         self.index = Index(self.root, index_dir, self.cfg, self.embedder)
         answers.ensure_schema(self.index.store)
@@ -67,13 +75,18 @@ class Workspace:
         self.close()
 
     # indexing ---------------------------------------------------------------------------------
-    def sync(self, progress: Progress | None = None, overrides: dict[str, str] | None = None,
-             should_stop: Callable[[], bool] | None = None) -> IndexSummary:
+    def sync(
+        self,
+        progress: Progress | None = None,
+        overrides: dict[str, str] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> IndexSummary:
         """Files → chunks → BM25. Returns as soon as lexical search is current."""
         return self.index.sync(overrides=overrides, progress=progress, should_stop=should_stop)
 
-    def embed(self, progress: Progress | None = None,
-              should_stop: Callable[[], bool] | None = None) -> int:
+    def embed(
+        self, progress: Progress | None = None, should_stop: Callable[[], bool] | None = None
+    ) -> int:
         """Fill in missing vectors; hybrid search uses what exists so far."""
         return self.index.embed_pending(self.cfg.embed.batch_size, progress, should_stop)
 
@@ -93,14 +106,31 @@ class Workspace:
         self.index.remove_path(path)
 
     # reading ----------------------------------------------------------------------------------
-    def search(self, query: str, k: int | None = None, mode: SearchMode | None = None,
-               path_glob: str | None = None, tag: str | None = None) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        mode: SearchMode | None = None,
+        path_glob: str | None = None,
+        tag: str | None = None,
+    ) -> list[Hit]:
         s = self.cfg.search
-        return search(self.index, query, k or s.k, mode or s.mode, Filters(path_glob, tag),
-                      s.candidates, Fusion(rrf_k=s.rrf_k))
+        return search(
+            self.index,
+            query,
+            k or s.k,
+            mode or s.mode,
+            Filters(path_glob, tag),
+            s.candidates,
+            Fusion(rrf_k=s.rrf_k),
+        )
 
-    async def ask(self, request: AskRequest, on_text: OnText | None = None,
-                  on_conflicts: OnConflicts | None = None) -> Answer:
+    async def ask(
+        self,
+        request: AskRequest,
+        on_text: OnText | None = None,
+        on_conflicts: OnConflicts | None = None,
+    ) -> Answer:
         """Answer a question with citations, streaming text pieces to `on_text`.
 
         On cancellation the partial answer is persisted and `pipeline.Cancelled` (a
@@ -109,15 +139,17 @@ class Workspace:
         """
         return await pipeline.ask(self.index, self.cfg, self.llm, request, on_text, on_conflicts)
 
-    async def generate_note(self, topic: str, output_path: str | Path,
-                            overwrite: bool = False) -> GeneratedNote:
+    async def generate_note(
+        self, topic: str, output_path: str | Path, overwrite: bool = False
+    ) -> GeneratedNote:
         """Write a new note on `topic` at `output_path` (absolute, or relative to the root).
 
         Raises WorkspaceError when the path is outside the root, a folder, or exists and
         `overwrite` is False; a refusal or a model fault comes back with `written` False.
         """
-        return await generate.generate(self.index, self.cfg, self.llm, topic, output_path,
-                                       overwrite)
+        return await generate.generate(
+            self.index, self.cfg, self.llm, topic, output_path, overwrite
+        )
 
     def plan_note(self, topic: str, output_path: str | Path) -> NotePlan:
         """Retrieval and the prompt `generate_note` would use; no model is called."""

@@ -17,8 +17,11 @@ from kebab.errors import KebabError
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING,
-                        format="kebab: %(levelname)s %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING,
+        format="kebab: %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
@@ -37,8 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     from kebab.cli import commands
 
-    p = argparse.ArgumentParser(prog="kebab", description="Ask your Markdown notes; get answers "
-                                "that cite them.")
+    p = argparse.ArgumentParser(
+        prog="kebab", description="Ask your Markdown notes; get answers that cite them."
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
     sub = p.add_subparsers(metavar="COMMAND")
 
@@ -73,21 +77,30 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--model", help="model name for the backend")
     sp.add_argument("--endpoint", help="base URL of the model server")
     sp.add_argument("--explain", action="store_true", help="store and print the packed passages")
-    sp.add_argument("--continue", dest="cont", action="store_true",
-                    help="a follow-up: continue the most recent conversation")
-    sp.add_argument("--dry-run", action="store_true",
-                    help="print the retrieval and the prompt; call no model")
+    sp.add_argument(
+        "--continue",
+        dest="cont",
+        action="store_true",
+        help="a follow-up: continue the most recent conversation",
+    )
+    sp.add_argument(
+        "--dry-run", action="store_true", help="print the retrieval and the prompt; call no model"
+    )
     sp.add_argument("--queries", help="JSON lines of {id, question}: one answer.v1 line each")
     sp.set_defaults(func=commands.ask)
 
-    sp = sub.add_parser("generate", help="write a new note on a topic from the notes, "
-                        "every claim footnoted")
+    sp = sub.add_parser(
+        "generate", help="write a new note on a topic from the notes, every claim footnoted"
+    )
     sp.add_argument("--topic", required=True, help="what the note is about")
     sp.add_argument("--output", required=True, help="the note to write (inside the root)")
     common(sp)
     sp.add_argument("--yes", action="store_true", help="overwrite the output if it exists")
-    sp.add_argument("--dry-run", action="store_true",
-                    help="print the retrieval and the prompt; call no model, write nothing")
+    sp.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the retrieval and the prompt; call no model, write nothing",
+    )
     sp.add_argument("--backend", choices=["extractive", "openai", "ollama"])
     sp.add_argument("--model", help="model name for the backend")
     sp.add_argument("--endpoint", help="base URL of the model server")

@@ -35,16 +35,23 @@ def run(args: argparse.Namespace) -> int:
         refresh(ws)
         if args.queries:
             return asyncio.run(_batch(ws, args))
-        conversation = (answers.last_conversation(ws.index.store) if args.cont else None) \
-            or uuid.uuid4().hex[:12]
-        req = AskRequest(question=args.question, k=args.k, mode=args.mode, explain=args.explain,
-                         conversation=conversation)
+        conversation = (
+            answers.last_conversation(ws.index.store) if args.cont else None
+        ) or uuid.uuid4().hex[:12]
+        req = AskRequest(
+            question=args.question,
+            k=args.k,
+            mode=args.mode,
+            explain=args.explain,
+            conversation=conversation,
+        )
         if args.dry_run:
             _dry_run(ws, req, args.json)
             return 0
         stream = not args.json and not args.explain
-        answer = asyncio.run(_ask(ws, req, _write if stream else None,
-                                  _print_conflicts if stream else None))
+        answer = asyncio.run(
+            _ask(ws, req, _write if stream else None, _print_conflicts if stream else None)
+        )
     if args.json:
         _print_json(answer)
     else:
@@ -62,13 +69,19 @@ def show_history(args: argparse.Namespace) -> int:
         return 0
     for r in rows:
         state = "grounded" if r["grounded"] else f"refused: {r['refusal_reason']}"
-        print(f"{r['id']:5} {r['created_at']}  {r['backend']}:{r['model']}  {state}\n"
-              f"      {r['question']}")
+        print(
+            f"{r['id']:5} {r['created_at']}  {r['backend']}:{r['model']}  {state}\n"
+            f"      {r['question']}"
+        )
     return 0
 
 
-async def _ask(ws: Workspace, req: AskRequest, on_text: Callable[[str], None] | None,
-               on_conflicts: Callable[[list[Conflict]], None] | None = None) -> Answer:
+async def _ask(
+    ws: Workspace,
+    req: AskRequest,
+    on_text: Callable[[str], None] | None,
+    on_conflicts: Callable[[list[Conflict]], None] | None = None,
+) -> Answer:
     try:
         return await ws.ask(req, on_text, on_conflicts)
     finally:
@@ -119,24 +132,32 @@ def _print_answer(answer: Answer, streamed: bool) -> None:
 
 def _dry_run(ws: Workspace, req: AskRequest, as_json: bool) -> None:
     p = ws.prepare(req)
-    data = {"hits": p.hits, "gate": {"refusal": p.refusal, "top_cosine": p.top_cosine,
-                                     "coverage": p.coverage},
-            "template": p.template, "messages": p.messages, "prepare_ms": round(p.prepare_ms, 2)}
+    data = {
+        "hits": p.hits,
+        "gate": {"refusal": p.refusal, "top_cosine": p.top_cosine, "coverage": p.coverage},
+        "template": p.template,
+        "messages": p.messages,
+        "prepare_ms": round(p.prepare_ms, 2),
+    }
     if as_json:
         _print_json(data)
         return
     for i, h in enumerate(p.hits, 1):
-        print(f"{i:2}. {h.score:.3f} lex={h.lexical_score} cos={h.vector_score}  "
-              f"{h.path}:{h.start_line}-{h.end_line}")
-    print(f"\ngate: {p.refusal or 'pass'} (top cosine {p.top_cosine:.3f}, coverage "
-          f"{p.coverage:.2f}); template {p.template}; {p.prepare_ms:.1f} ms\n")
+        print(
+            f"{i:2}. {h.score:.3f} lex={h.lexical_score} cos={h.vector_score}  "
+            f"{h.path}:{h.start_line}-{h.end_line}"
+        )
+    print(
+        f"\ngate: {p.refusal or 'pass'} (top cosine {p.top_cosine:.3f}, coverage "
+        f"{p.coverage:.2f}); template {p.template}; {p.prepare_ms:.1f} ms\n"
+    )
     for m in p.messages:
         print(f"--- {m.role} ---\n{m.content}\n")
 
 
-def answer_eval(questions: list[Question],
-                workspace: Callable[[Question], Workspace]) -> tuple[list[dict[str, Any]],
-                                                                   dict[str, Any]]:
+def answer_eval(
+    questions: list[Question], workspace: Callable[[Question], Workspace]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Answer every question; grounded/refusal/citation/key-fact rates and latency."""
     rows: list[dict[str, Any]] = []
 
@@ -146,17 +167,39 @@ def answer_eval(questions: list[Question],
             t = time.perf_counter()
             a = await ws.ask(AskRequest(question=q.question))
             ms = (time.perf_counter() - t) * 1000
-            cited_hits = [Hit(c.chunk_id, c.path, c.heading_path, c.start_line, c.end_line,
-                              "", c.content_hash, c.score) for c in a.citations]
+            cited_hits = [
+                Hit(
+                    c.chunk_id,
+                    c.path,
+                    c.heading_path,
+                    c.start_line,
+                    c.end_line,
+                    "",
+                    c.content_hash,
+                    c.score,
+                )
+                for c in a.citations
+            ]
             valid = [any(matches(h, g) for g in q.gold) for h in cited_hits]
             text = a.answer.lower()
-            rows.append({
-                "id": q.id, "mode": "answer", "kind": q.kind, "answerable": bool(q.gold),
-                "grounded": a.grounded, "refusal_reason": a.refusal_reason, "ms": round(ms, 1),
-                "citation_valid": (all(valid) if valid else None),
-                "must_contain": (all(s.lower() in text for s in q.must_contain)
-                                 if q.must_contain and a.grounded else None),
-                "answer": a.answer})
+            rows.append(
+                {
+                    "id": q.id,
+                    "mode": "answer",
+                    "kind": q.kind,
+                    "answerable": bool(q.gold),
+                    "grounded": a.grounded,
+                    "refusal_reason": a.refusal_reason,
+                    "ms": round(ms, 1),
+                    "citation_valid": (all(valid) if valid else None),
+                    "must_contain": (
+                        all(s.lower() in text for s in q.must_contain)
+                        if q.must_contain and a.grounded
+                        else None
+                    ),
+                    "answer": a.answer,
+                }
+            )
 
     asyncio.run(go())
     answerable = [r for r in rows if r["answerable"]]
@@ -171,12 +214,15 @@ def answer_eval(questions: list[Question],
         "grounded_rate": rate(answerable, lambda r: r["grounded"]),
         "false_refusal_rate": rate(answerable, lambda r: not r["grounded"]),
         "refusal_rate_unanswerable": rate(unanswerable, lambda r: not r["grounded"]),
-        "citation_validity": rate([r for r in answerable if r["citation_valid"] is not None],
-                                  lambda r: r["citation_valid"]),
+        "citation_validity": rate(
+            [r for r in answerable if r["citation_valid"] is not None],
+            lambda r: r["citation_valid"],
+        ),
         "key_fact_rate": rate(with_facts, lambda r: bool(r["must_contain"])),
         "latency_ms_p50": round(statistics.median(r["ms"] for r in rows), 1) if rows else None,
         "latency_ms_p95": round(sorted(r["ms"] for r in rows)[int(0.95 * (len(rows) - 1))], 1)
-        if rows else None,
+        if rows
+        else None,
     }
     return rows, summary
 

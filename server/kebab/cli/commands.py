@@ -31,16 +31,22 @@ def refresh(ws: Workspace) -> None:
     """Bring the index up to date before reading it; an index that cannot be written (a
     read-only folder, a full disk) is read as it was last built, with a warning."""
     if ws.index.read_only:
-        print(f"kebab: warning: the index at {ws.index.dir} cannot be updated "
-              f"({ws.index.read_only}); using it as it was last built", file=sys.stderr)
+        print(
+            f"kebab: warning: the index at {ws.index.dir} cannot be updated "
+            f"({ws.index.read_only}); using it as it was last built",
+            file=sys.stderr,
+        )
         return
     ws.refresh()
 
 
 def llm_overrides(args: argparse.Namespace) -> dict[str, Any] | None:
     """The `llm` settings given as --backend, --model and --endpoint, as config overrides."""
-    llm = {key: getattr(args, key) for key in ("backend", "model", "endpoint")
-           if getattr(args, key, None)}
+    llm = {
+        key: getattr(args, key)
+        for key in ("backend", "model", "endpoint")
+        if getattr(args, key, None)
+    }
     return {"llm": llm} if llm else None
 
 
@@ -141,9 +147,11 @@ def _print_json(value: object) -> None:
 
 
 def _print_summary(s: IndexSummary) -> None:
-    print(f"{s.files} notes, {s.chunks} chunks in {s.seconds:.2f}s "
-          f"(+{s.added} ~{s.updated} -{s.deleted}, {s.unchanged} unchanged; "
-          f"{s.embedded} embedded, {s.pending_vectors} vectors pending)")
+    print(
+        f"{s.files} notes, {s.chunks} chunks in {s.seconds:.2f}s "
+        f"(+{s.added} ~{s.updated} -{s.deleted}, {s.unchanged} unchanged; "
+        f"{s.embedded} embedded, {s.pending_vectors} vectors pending)"
+    )
     for item in s.skipped:
         print(f"  skipped {item.path}: {item.reason}")
     for item in s.warnings:
@@ -168,8 +176,10 @@ def _progress_bar() -> Any:
         rate = done / max(time.monotonic() - started, 1e-6)
         width = 30
         filled = int(width * done / total) if total else width
-        sys.stderr.write(f"\r\033[K{phase:9} [{'#' * filled}{'.' * (width - filled)}] "
-                         f"{done}/{total} ({rate:.0f}/s)")
+        sys.stderr.write(
+            f"\r\033[K{phase:9} [{'#' * filled}{'.' * (width - filled)}] "
+            f"{done}/{total} ({rate:.0f}/s)"
+        )
         sys.stderr.flush()
 
     return show

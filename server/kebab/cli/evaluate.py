@@ -29,8 +29,11 @@ def run(args: argparse.Namespace) -> int:
         root = Path(args.corpora) / q.corpus if args.corpora and q.corpus else Path(args.root)
         key = str(root)
         if key not in spaces:
-            overrides = {"index_dir": str(Path(args.index_dir) / (q.corpus or "root"))} \
-                if args.index_dir else {}
+            overrides = (
+                {"index_dir": str(Path(args.index_dir) / (q.corpus or "root"))}
+                if args.index_dir
+                else {}
+            )
             ws = Workspace(root, overrides=overrides)
             print(f"indexing {root} ...", file=sys.stderr)
             ws.refresh()
@@ -52,8 +55,9 @@ def run(args: argparse.Namespace) -> int:
             rows += answer_rows
             result["answers"] = answer_summary
         first = next(iter(spaces.values()), None)
-        result["run"] = ev.run_info({"k": args.k, "modes": modes},
-                                    first.embedder if first else None)
+        result["run"] = ev.run_info(
+            {"k": args.k, "modes": modes}, first.embedder if first else None
+        )
     finally:
         for ws in spaces.values():
             ws.close()
@@ -67,8 +71,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_table(result: dict[str, Any], k: int) -> None:
-    cols = ["n", "hit@1", "hit@5", f"recall@{k}", "mrr", "ndcg@10", "ranked_below_k",
-            "not_in_top_50"]
+    cols = [
+        "n",
+        "hit@1",
+        "hit@5",
+        f"recall@{k}",
+        "mrr",
+        "ndcg@10",
+        "ranked_below_k",
+        "not_in_top_50",
+    ]
     retrieval = result["retrieval"]
     groups = sorted({g for mode in retrieval.values() for g in mode})
     print(f"{'mode':8} {'group':28} " + " ".join(f"{c:>14}" for c in cols))

@@ -30,12 +30,13 @@ class HttpEmbedder:
         key = api_key(cfg.api_key_env)
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        self._client = httpx.Client(timeout=httpx.Timeout(cfg.timeout_s, connect=5.0),
-                                    headers=headers)
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(cfg.timeout_s, connect=5.0), headers=headers
+        )
         self.dim = 0
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        parts = [self._post(texts[i:i + self._batch]) for i in range(0, len(texts), self._batch)]
+        parts = [self._post(texts[i : i + self._batch]) for i in range(0, len(texts), self._batch)]
         if not parts:
             return np.zeros((0, self.dim), dtype=np.float32)
         out = normalise(np.concatenate(parts))
@@ -54,7 +55,8 @@ class HttpEmbedder:
                 if attempt == self._retries:
                     raise EmbedderError(
                         f"no embedding server at {self.endpoint} ({type(e).__name__}): start it "
-                        "or set embed.endpoint") from None
+                        "or set embed.endpoint"
+                    ) from None
                 time.sleep(0.5 * 2**attempt)
                 continue
             if r.status_code == 429 or r.status_code >= 500:
@@ -63,8 +65,9 @@ class HttpEmbedder:
                 time.sleep(min(float(r.headers.get("retry-after", 0.5 * 2**attempt)), 10.0))
                 continue
             if r.status_code != 200:
-                raise EmbedderError(f"embedding server {url} answered {r.status_code}: "
-                                    f"{r.text[:200]}")
+                raise EmbedderError(
+                    f"embedding server {url} answered {r.status_code}: {r.text[:200]}"
+                )
             return self._vectors(r.json(), len(batch), url)
         raise AssertionError("unreachable")
 
@@ -77,7 +80,9 @@ class HttpEmbedder:
                 rows = [d["embedding"] for d in items]
             out = np.asarray(rows, dtype=np.float32)
         except (KeyError, TypeError, ValueError):
-            raise EmbedderError(f"embedding server {url} sent an answer kebab cannot read") from None
+            raise EmbedderError(
+                f"embedding server {url} sent an answer kebab cannot read"
+            ) from None
         if out.ndim != 2 or out.shape[0] != n:
             raise EmbedderError(f"embedding server {url} sent {out.shape[0]} vectors for {n} texts")
         return out

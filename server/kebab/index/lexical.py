@@ -71,8 +71,10 @@ class Lexical:
         # is both a note's title and its path (tldr: every page) is not counted three times over.
         schema = self.index.schema
         clauses = []
-        for terms, fields in ((latin, ("body", "heading", "path", "tags")),
-                              (cjk, ("cjk", "cjk_heading"))):
+        for terms, fields in (
+            (latin, ("body", "heading", "path", "tags")),
+            (cjk, ("cjk", "cjk_heading")),
+        ):
             for term in terms:
                 per_field = [_boosted(tantivy.Query.term_query(schema, f, term), f) for f in fields]
                 clauses.append(tantivy.Query.disjunction_max_query(per_field, TIE_BREAKER))
@@ -86,8 +88,11 @@ class Lexical:
     def unknown_terms(self, latin: list[str], cjk: list[str]) -> list[str]:
         """Query terms that occur in no indexed passage at all."""
         searcher = self.index.searcher()
-        out = [t for t in latin
-               if not any(searcher.doc_freq(f, t) for f in ("body", "heading", "path", "tags"))]
+        out = [
+            t
+            for t in latin
+            if not any(searcher.doc_freq(f, t) for f in ("body", "heading", "path", "tags"))
+        ]
         out += [t for t in cjk if not any(searcher.doc_freq(f, t) for f in ("cjk", "cjk_heading"))]
         return out
 

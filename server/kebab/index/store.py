@@ -37,7 +37,9 @@ CREATE TABLE IF NOT EXISTS embeddings (
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 """
 
-_CHUNK_COLS = "key, id, path, heading_path, start_line, end_line, text, content_hash, tokens, title, tags"
+_CHUNK_COLS = (
+    "key, id, path, heading_path, start_line, end_line, text, content_hash, tokens, title, tags"
+)
 
 
 class Store:
@@ -86,22 +88,46 @@ class Store:
     # documents -----------------------------------------------------------------------------
     def documents(self) -> dict[str, Document]:
         with self.lock:
-            rows = self.db.execute("SELECT path, title, tags, aliases, size, mtime_ns, "
-                                   "content_hash, warnings FROM documents").fetchall()
-        return {r[0]: Document(r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6],
-                               json.loads(r[7])) for r in rows}
+            rows = self.db.execute(
+                "SELECT path, title, tags, aliases, size, mtime_ns, "
+                "content_hash, warnings FROM documents"
+            ).fetchall()
+        return {
+            r[0]: Document(
+                r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6], json.loads(r[7])
+            )
+            for r in rows
+        }
 
     def document(self, path: str) -> Document | None:
         with self.lock:
-            r = self.db.execute("SELECT path, title, tags, aliases, size, mtime_ns, content_hash, "
-                                "warnings FROM documents WHERE path=?", (path,)).fetchone()
-        return Document(r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6],
-                        json.loads(r[7])) if r else None
+            r = self.db.execute(
+                "SELECT path, title, tags, aliases, size, mtime_ns, content_hash, "
+                "warnings FROM documents WHERE path=?",
+                (path,),
+            ).fetchone()
+        return (
+            Document(
+                r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6], json.loads(r[7])
+            )
+            if r
+            else None
+        )
 
     def put_document(self, db: sqlite3.Connection, doc: Document) -> None:
-        db.execute("INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?)",
-                   (doc.path, doc.title, json.dumps(doc.tags), json.dumps(doc.aliases), doc.size,
-                    doc.mtime_ns, doc.content_hash, json.dumps(doc.warnings)))
+        db.execute(
+            "INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?)",
+            (
+                doc.path,
+                doc.title,
+                json.dumps(doc.tags),
+                json.dumps(doc.aliases),
+                doc.size,
+                doc.mtime_ns,
+                doc.content_hash,
+                json.dumps(doc.warnings),
+            ),
+        )
 
     def touch_document(self, db: sqlite3.Connection, path: str, size: int, mtime_ns: int) -> None:
         db.execute("UPDATE documents SET size=?, mtime_ns=? WHERE path=?", (size, mtime_ns, path))
@@ -127,8 +153,19 @@ class Store:
         for c in chunks:
             cur = db.execute(
                 f"INSERT INTO chunks({_CHUNK_COLS.split(', ', 1)[1]}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (c.id, c.path, json.dumps(c.heading_path, ensure_ascii=False), c.start_line,
-                 c.end_line, c.text, c.content_hash, c.tokens, c.title, json.dumps(c.tags)))
+                (
+                    c.id,
+                    c.path,
+                    json.dumps(c.heading_path, ensure_ascii=False),
+                    c.start_line,
+                    c.end_line,
+                    c.text,
+                    c.content_hash,
+                    c.tokens,
+                    c.title,
+                    json.dumps(c.tags),
+                ),
+            )
             keys.append(int(cur.lastrowid or 0))
         return keys
 
@@ -137,7 +174,7 @@ class Store:
         out: dict[int, Chunk] = {}
         with self.lock:
             for i in range(0, len(keys), 500):
-                part = keys[i:i + 500]
+                part = keys[i : i + 500]
                 q = f"SELECT {_CHUNK_COLS} FROM chunks WHERE key IN ({','.join('?' * len(part))})"
                 for row in self.db.execute(q, part):
                     out[row[0]] = _chunk(row)
@@ -145,22 +182,26 @@ class Store:
 
     def chunks_of(self, path: str) -> list[tuple[int, Chunk]]:
         with self.lock:
-            rows = self.db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE path=? ORDER BY "
-                                   "start_line", (path,)).fetchall()
+            rows = self.db.execute(
+                f"SELECT {_CHUNK_COLS} FROM chunks WHERE path=? ORDER BY start_line", (path,)
+            ).fetchall()
         return [(r[0], _chunk(r)) for r in rows]
 
     def chunk_by_id(self, chunk_id: str) -> tuple[int, Chunk] | None:
         with self.lock:
-            row = self.db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id=?",
-                                  (chunk_id,)).fetchone()
+            row = self.db.execute(
+                f"SELECT {_CHUNK_COLS} FROM chunks WHERE id=?", (chunk_id,)
+            ).fetchone()
         return (row[0], _chunk(row)) if row else None
 
     def iter_chunks(self, batch: int = 2000) -> Iterator[list[tuple[int, Chunk]]]:
         last = -1
         while True:
             with self.lock:
-                rows = self.db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE key>? ORDER BY key "
-                                       "LIMIT ?", (last, batch)).fetchall()
+                rows = self.db.execute(
+                    f"SELECT {_CHUNK_COLS} FROM chunks WHERE key>? ORDER BY key LIMIT ?",
+                    (last, batch),
+                ).fetchall()
             if not rows:
                 return
             last = rows[-1][0]
@@ -173,34 +214,48 @@ class Store:
         return int(docs), int(chunks)
 
     # embeddings ----------------------------------------------------------------------------
-    def pending_embeddings(self, model: str, limit: int,
-                           after_key: int = -1) -> list[tuple[int, str, Chunk]]:
+    def pending_embeddings(
+        self, model: str, limit: int, after_key: int = -1
+    ) -> list[tuple[int, str, Chunk]]:
         """(key, content hash, chunk) of chunks after `after_key` with no vector for `model` yet,
         walked in key order (an index range scan, not a sort of everything pending)."""
         with self.lock:
             rows = self.db.execute(
                 f"SELECT {_CHUNK_COLS} FROM chunks c WHERE c.key > ? AND NOT EXISTS (SELECT 1 "
                 "FROM embeddings e WHERE e.content_hash=c.content_hash AND e.model=?) "
-                "ORDER BY c.key LIMIT ?", (after_key, model, limit)).fetchall()
+                "ORDER BY c.key LIMIT ?",
+                (after_key, model, limit),
+            ).fetchall()
         return [(r[0], r[7], _chunk(r)) for r in rows]
 
     def count_pending(self, model: str) -> int:
         with self.lock:
-            return int(self.db.execute(
-                "SELECT count(DISTINCT content_hash) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM "
-                "embeddings e WHERE e.content_hash=c.content_hash AND e.model=?)",
-                (model,)).fetchone()[0])
+            return int(
+                self.db.execute(
+                    "SELECT count(DISTINCT content_hash) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM "
+                    "embeddings e WHERE e.content_hash=c.content_hash AND e.model=?)",
+                    (model,),
+                ).fetchone()[0]
+            )
 
     def put_embeddings(self, model: str, hashes: list[str], vectors: np.ndarray) -> None:
         with self.transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
-                           [(h, model, v.astype(np.float32).tobytes())
-                            for h, v in zip(hashes, vectors, strict=True)])
+            db.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
+                [
+                    (h, model, v.astype(np.float32).tobytes())
+                    for h, v in zip(hashes, vectors, strict=True)
+                ],
+            )
 
-    def vectors_for(self, model: str, keys: list[int] | None = None) -> tuple[list[int], np.ndarray]:
+    def vectors_for(
+        self, model: str, keys: list[int] | None = None
+    ) -> tuple[list[int], np.ndarray]:
         """(chunk keys, vectors) for chunks whose content has a vector; all chunks when keys is None."""
-        sql = ("SELECT c.key, e.vector FROM chunks c JOIN embeddings e ON "
-               "e.content_hash=c.content_hash AND e.model=?")
+        sql = (
+            "SELECT c.key, e.vector FROM chunks c JOIN embeddings e ON "
+            "e.content_hash=c.content_hash AND e.model=?"
+        )
         out_keys: list[int] = []
         rows: list[bytes] = []
         with self.lock:
@@ -210,7 +265,7 @@ class Store:
                     rows.append(v)
             else:
                 for i in range(0, len(keys), 500):
-                    part = keys[i:i + 500]
+                    part = keys[i : i + 500]
                     q = sql + f" WHERE c.key IN ({','.join('?' * len(part))})"
                     for k, v in self.db.execute(q, (model, *part)):
                         out_keys.append(k)
@@ -221,9 +276,13 @@ class Store:
 
     def count_embedded_chunks(self, model: str) -> int:
         with self.lock:
-            return int(self.db.execute(
-                "SELECT count(*) FROM chunks c JOIN embeddings e ON e.content_hash=c.content_hash "
-                "AND e.model=?", (model,)).fetchone()[0])
+            return int(
+                self.db.execute(
+                    "SELECT count(*) FROM chunks c JOIN embeddings e ON e.content_hash=c.content_hash "
+                    "AND e.model=?",
+                    (model,),
+                ).fetchone()[0]
+            )
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
@@ -234,8 +293,9 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
     """
     error: sqlite3.Error | None = None
     for flags in ("mode=ro", "mode=ro&immutable=1"):
-        db = sqlite3.connect(f"{path.as_uri()}?{flags}", uri=True, check_same_thread=False,
-                             isolation_level=None)
+        db = sqlite3.connect(
+            f"{path.as_uri()}?{flags}", uri=True, check_same_thread=False, isolation_level=None
+        )
         try:
             db.execute("SELECT count(*) FROM chunks").fetchone()
             return db
@@ -247,6 +307,15 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
 
 
 def _chunk(row: tuple[Any, ...]) -> Chunk:
-    return Chunk(id=row[1], path=row[2], heading_path=json.loads(row[3]), start_line=row[4],
-                 end_line=row[5], text=row[6], content_hash=row[7], tokens=row[8], title=row[9],
-                 tags=json.loads(row[10]))
+    return Chunk(
+        id=row[1],
+        path=row[2],
+        heading_path=json.loads(row[3]),
+        start_line=row[4],
+        end_line=row[5],
+        text=row[6],
+        content_hash=row[7],
+        tokens=row[8],
+        title=row[9],
+        tags=json.loads(row[10]),
+    )

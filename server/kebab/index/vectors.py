@@ -25,14 +25,26 @@ class Vectors:
         self.path = path
         self.dim = dim
         self.lock = threading.RLock()
-        self.index = Index(ndim=dim, metric="cos", dtype="f16", connectivity=16,
-                           expansion_add=64, expansion_search=96)
+        self.index = Index(
+            ndim=dim,
+            metric="cos",
+            dtype="f16",
+            connectivity=16,
+            expansion_add=64,
+            expansion_search=96,
+        )
         if path.is_file():
             try:
                 self.index.load(str(path))
             except Exception:  # a damaged cache is rebuilt from SQLite by reconcile()
-                self.index = Index(ndim=dim, metric="cos", dtype="f16", connectivity=16,
-                                   expansion_add=64, expansion_search=96)
+                self.index = Index(
+                    ndim=dim,
+                    metric="cos",
+                    dtype="f16",
+                    connectivity=16,
+                    expansion_add=64,
+                    expansion_search=96,
+                )
         self.dirty = False
 
     def __len__(self) -> int:
@@ -49,8 +61,7 @@ class Vectors:
             present = [k for k in keys if self.index.contains(k)]
             if present:
                 self.index.remove(present)
-            self.index.add(np.asarray(keys, dtype=np.uint64), vectors.astype(np.float32),
-                           threads=1)
+            self.index.add(np.asarray(keys, dtype=np.uint64), vectors.astype(np.float32), threads=1)
             self.dirty = True
 
     def remove(self, keys: list[int]) -> None:
@@ -66,10 +77,12 @@ class Vectors:
             n = len(self.index)
             if n == 0:
                 return []
-            matches = self.index.search(query.astype(np.float32), min(limit, n),
-                                        exact=n < EXACT_BELOW, threads=1)
-        return [(int(k), float(1.0 - d)) for k, d in zip(matches.keys, matches.distances,
-                                                         strict=True)]
+            matches = self.index.search(
+                query.astype(np.float32), min(limit, n), exact=n < EXACT_BELOW, threads=1
+            )
+        return [
+            (int(k), float(1.0 - d)) for k, d in zip(matches.keys, matches.distances, strict=True)
+        ]
 
     def save(self) -> None:
         with self.lock:

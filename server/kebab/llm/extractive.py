@@ -28,14 +28,18 @@ REFUSAL_KO = "노트에 이 질문에 답할 근거가 부족합니다."
 MIN_SUPPORT = 0.36  # combined meaning + wording score of the best sentence (fixtures, README)
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣\"'`(\[])|(?<=[다요음함])\.\s+")
 # Questions whose answer is a quantity, a time or a version: prefer sentences with a number.
-_ASKS_NUMBER = re.compile(r"\b(how (much|many|long|often|old|big|large)|what (time|port|version|size"
-                          r"|percentage)|when|which (port|version))\b|얼마|몇|언제|시간|크기|버전|포트",
-                          re.IGNORECASE)
+_ASKS_NUMBER = re.compile(
+    r"\b(how (much|many|long|often|old|big|large)|what (time|port|version|size"
+    r"|percentage)|when|which (port|version))\b|얼마|몇|언제|시간|크기|버전|포트",
+    re.IGNORECASE,
+)
 _NUMBER = re.compile(r"\d")
 _LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
-_KEY_TERM = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']{2,})'|“([^”]+)”|(\b\w*[_\d]\w*\b)|"
-                       r"(?<!^)(?<![.?!]\s)\b([A-Z][a-zA-Z]+[A-Z]?\w*)\b")
+_KEY_TERM = re.compile(
+    r"`([^`]+)`|\"([^\"]+)\"|'([^']{2,})'|“([^”]+)”|(\b\w*[_\d]\w*\b)|"
+    r"(?<!^)(?<![.?!]\s)\b([A-Z][a-zA-Z]+[A-Z]?\w*)\b"
+)
 
 
 class Extractive:
@@ -100,8 +104,11 @@ class Extractive:
         for (ev, unit), c in zip(units, cos, strict=True):
             have = set(latin_terms(unit)) | set(cjk_terms(unit))
             context = set(latin_terms(_context(ev))) | set(cjk_terms(_context(ev)))
-            cover = (len(wanted & have) + 0.5 * len(wanted & (context - have))) / len(wanted) \
-                if wanted else 0.0
+            cover = (
+                (len(wanted & have) + 0.5 * len(wanted & (context - have))) / len(wanted)
+                if wanted
+                else 0.0
+            )
             prior = 0.04 / ev.marker  # earlier evidence ranked higher by retrieval
             fits = 0.08 if wants_number and _NUMBER.search(unit) else 0.0
             out.append(0.65 * c + 0.35 * cover + prior + fits)
@@ -166,8 +173,9 @@ def sentence_units(text: str) -> list[str]:
             flush()
             cells = _cells(line)
             if header and len(cells) == len(header):  # a row reads as "Column: value; ..."
-                units.append("; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=True)
-                                       if c))
+                units.append(
+                    "; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=True) if c)
+                )
                 continue
         elif _LIST_ITEM.match(line):
             flush()
@@ -179,8 +187,9 @@ def sentence_units(text: str) -> list[str]:
             merged[-1] = f"{merged[-1]} {unit}"
         else:
             merged.append(unit)
-    return [u for u in merged
-            if len(u) > 3 and not u.rstrip("~*_ ").endswith("?") and "?~~" not in u]
+    return [
+        u for u in merged if len(u) > 3 and not u.rstrip("~*_ ").endswith("?") and "?~~" not in u
+    ]
 
 
 def _context(ev: Evidence) -> str:

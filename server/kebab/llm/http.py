@@ -41,8 +41,10 @@ class HttpChat:
             headers["Authorization"] = f"Bearer {key}"
         self._client = httpx.AsyncClient(
             headers=headers,
-            timeout=httpx.Timeout(connect=cfg.connect_timeout_s, read=cfg.idle_timeout_s,
-                                  write=30.0, pool=30.0))
+            timeout=httpx.Timeout(
+                connect=cfg.connect_timeout_s, read=cfg.idle_timeout_s, write=30.0, pool=30.0
+            ),
+        )
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -61,54 +63,77 @@ class HttpChat:
                             wait = self._retry_wait(response, attempt)
                             if wait is None:
                                 raise LLMError(self._status_message(response))
-                            log.info("model server answered %s; retrying in %.1fs",
-                                     response.status_code, wait)
+                            log.info(
+                                "model server answered %s; retrying in %.1fs",
+                                response.status_code,
+                                wait,
+                            )
                         else:
                             async for piece in self._pieces(response):
                                 if not got_text:
                                     got_text = True
                                     first_token.reschedule(None)
                                 if time.monotonic() > deadline:
-                                    raise LLMError(f"the model kept writing past "
-                                                   f"{self.cfg.max_seconds:.0f} s; the answer was "
-                                                   "cut (llm.max_seconds)")
+                                    raise LLMError(
+                                        f"the model kept writing past "
+                                        f"{self.cfg.max_seconds:.0f} s; the answer was "
+                                        "cut (llm.max_seconds)"
+                                    )
                                 yield piece
                             return
             except TimeoutError:
-                raise LLMError(f"no first token from {self.endpoint} within "
-                               f"{self.cfg.first_token_timeout_s:.0f} s (llm.first_token_timeout_s)"
-                               ) from None
+                raise LLMError(
+                    f"no first token from {self.endpoint} within "
+                    f"{self.cfg.first_token_timeout_s:.0f} s (llm.first_token_timeout_s)"
+                ) from None
             except httpx.ConnectError:
                 if attempt < self.cfg.max_retries:
                     await asyncio.sleep(min(0.25 * 2**attempt, 2.0))
                     continue
-                raise LLMError(f"no LLM at {self.endpoint}: start "
-                               f"{'Ollama' if self.backend == 'ollama' else 'the model server'} "
-                               "or set llm.endpoint") from None
+                raise LLMError(
+                    f"no LLM at {self.endpoint}: start "
+                    f"{'Ollama' if self.backend == 'ollama' else 'the model server'} "
+                    "or set llm.endpoint"
+                ) from None
             except httpx.ReadTimeout:
-                raise LLMError(f"the model server at {self.endpoint} went silent for "
-                               f"{self.cfg.idle_timeout_s:.0f} s mid-answer") from None
+                raise LLMError(
+                    f"the model server at {self.endpoint} went silent for "
+                    f"{self.cfg.idle_timeout_s:.0f} s mid-answer"
+                ) from None
             except (httpx.RemoteProtocolError, httpx.ReadError) as e:
-                raise LLMError(f"the model server at {self.endpoint} cut the stream "
-                               f"({type(e).__name__})") from None
+                raise LLMError(
+                    f"the model server at {self.endpoint} cut the stream ({type(e).__name__})"
+                ) from None
             except httpx.HTTPError as e:
                 raise LLMError(f"talking to {self.endpoint} failed: {type(e).__name__}") from None
             # The backoff is not first-token time: each attempt gets the whole first_token_timeout_s.
             await asyncio.sleep(wait or 0.0)
-        raise LLMError(f"the model server at {self.endpoint} kept refusing (429/5xx) after "
-                       f"{self.cfg.max_retries + 1} tries; try again later")
+        raise LLMError(
+            f"the model server at {self.endpoint} kept refusing (429/5xx) after "
+            f"{self.cfg.max_retries + 1} tries; try again later"
+        )
 
     def _request(self, request: GenerateRequest) -> tuple[str, dict[str, Any]]:
         messages = [{"role": m.role, "content": m.content} for m in request.messages]
         if self.backend == "ollama":
             return f"{self.endpoint}/api/chat", {
-                "model": self.id, "messages": messages, "stream": True,
-                "options": {"temperature": request.temperature, "seed": request.seed,
-                            "num_predict": request.max_tokens}}
+                "model": self.id,
+                "messages": messages,
+                "stream": True,
+                "options": {
+                    "temperature": request.temperature,
+                    "seed": request.seed,
+                    "num_predict": request.max_tokens,
+                },
+            }
         return f"{self.endpoint}/v1/chat/completions", {
-            "model": self.id, "messages": messages, "stream": True,
-            "temperature": request.temperature, "seed": request.seed,
-            "max_tokens": request.max_tokens}
+            "model": self.id,
+            "messages": messages,
+            "stream": True,
+            "temperature": request.temperature,
+            "seed": request.seed,
+            "max_tokens": request.max_tokens,
+        }
 
     async def _pieces(self, response: httpx.Response) -> AsyncIterator[str]:
         """Text pieces from an SSE (OpenAI) or NDJSON (Ollama) body; bad lines are skipped.
@@ -145,8 +170,10 @@ class HttpChat:
                 return
             finished = finished or _finish_reason(event) is not None
         if not finished:
-            raise LLMError(f"the model server at {self.endpoint} ended the stream before its end "
-                           "marker; the answer was cut")
+            raise LLMError(
+                f"the model server at {self.endpoint} ended the stream before its end "
+                "marker; the answer was cut"
+            )
 
     def _retry_wait(self, response: httpx.Response, attempt: int) -> float | None:
         if response.status_code != 429 and response.status_code < 500:
@@ -163,8 +190,10 @@ class HttpChat:
     def _status_message(self, response: httpx.Response) -> str:
         code = response.status_code
         if code in (401, 403):
-            return (f"the model server at {self.endpoint} refused the credentials ({code}); "
-                    f"check the key in ${self.cfg.api_key_env or 'llm.api_key_env'}")
+            return (
+                f"the model server at {self.endpoint} refused the credentials ({code}); "
+                f"check the key in ${self.cfg.api_key_env or 'llm.api_key_env'}"
+            )
         if code == 404:
             return f"model {self.id!r} not found at {self.endpoint} (404); check llm.model"
         if code == 429 or code >= 500:

@@ -20,7 +20,8 @@ _LACK = re.compile(
     r"(contain|mention|say|include|provide|cover)|cannot answer|can't answer|"
     r"unable to answer|no (relevant )?(information|evidence)|not (mentioned|covered) in|"
     r"근거가 (부족|없)|근거 부족|정보가 (없|부족)|답할 수 없|알 수 없|언급(이|되어 있지) 없|찾을 수 없)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def markers(text: str) -> list[int]:

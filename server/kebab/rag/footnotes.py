@@ -21,7 +21,8 @@ from kebab.rag.citations import MARKER
 
 DEFINITION = re.compile(
     r"^\[\^(?P<label>[^\]\s]+)\]:\s*\[(?P<title>[^\]]*)\]\((?P<link>[^)\s]*)"
-    r"(?:\s+\"kb:(?P<hash>[0-9a-f]+)\")?\)\s*L(?P<start>\d+)\s*[–-]\s*L?(?P<end>\d+)\s*$")
+    r"(?:\s+\"kb:(?P<hash>[0-9a-f]+)\")?\)\s*L(?P<start>\d+)\s*[–-]\s*L?(?P<end>\d+)\s*$"
+)
 REFERENCE = re.compile(r"\[\^(?P<label>[^\]\s]+)\](?!:)")
 _ANY_DEFINITION = re.compile(r"^\[\^(?P<label>[^\]\s]+)\]:", re.MULTILINE)
 
@@ -58,8 +59,13 @@ def next_label(note_text: str, style: str = "kb") -> int:
     return max(nums, default=0) + 1
 
 
-def render(answer: str, citations: list[Citation], note_path: str | None = None,
-           first_label: int = 1, style: str = "kb") -> tuple[str, list[str]]:
+def render(
+    answer: str,
+    citations: list[Citation],
+    note_path: str | None = None,
+    first_label: int = 1,
+    style: str = "kb",
+) -> tuple[str, list[str]]:
     """(body with `[^label]` references, definition lines) for an answer with `[#n]` markers.
 
     `note_path` is where the answer will live (workspace-relative); links are relative to it.
@@ -91,8 +97,13 @@ def definition_line(label: str, c: Citation, note_path: str | None) -> str:
     return f'[^{label}]: [{title}]({link}{anchor} "kb:{c.content_hash[:12]}") L{c.start_line}–L{c.end_line}'
 
 
-def markdown(answer: str, citations: list[Citation], note_path: str | None = None,
-             first_label: int = 1, style: str = "kb") -> str:
+def markdown(
+    answer: str,
+    citations: list[Citation],
+    note_path: str | None = None,
+    first_label: int = 1,
+    style: str = "kb",
+) -> str:
     """The answer as standalone Markdown: body, a blank line, then the definitions."""
     body, defs = render(answer, citations, note_path, first_label, style)
     return body.rstrip() + ("\n\n" + "\n".join(defs) if defs else "") + "\n"
@@ -107,8 +118,18 @@ def definitions(note_text: str, note_path: str) -> list[Definition]:
             continue
         link, _, anchor = m.group("link").partition("#")
         target = posixpath.normpath(posixpath.join(posixpath.dirname(note_path), unquote(link)))
-        out.append(Definition(m.group("label"), i, target, anchor, int(m.group("start")),
-                              int(m.group("end")), m.group("hash") or "", m.group("title")))
+        out.append(
+            Definition(
+                m.group("label"),
+                i,
+                target,
+                anchor,
+                int(m.group("start")),
+                int(m.group("end")),
+                m.group("hash") or "",
+                m.group("title"),
+            )
+        )
     return out
 
 

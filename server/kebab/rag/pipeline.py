@@ -117,8 +117,9 @@ def search_query(req: AskRequest) -> str:
     return f"{req.question}\n{req.history[-1].question}" if req.history else req.question
 
 
-def retrieve(index: Index, cfg: Config, req: AskRequest,
-             vector_query: str | None = None) -> Prepared:
+def retrieve(
+    index: Index, cfg: Config, req: AskRequest, vector_query: str | None = None
+) -> Prepared:
     """Retrieval and the refusal gate; `assemble()` packs the evidence and builds the prompt.
 
     `vector_query` (HyDE) replaces the question on the vector side only; the gate still judges
@@ -129,8 +130,16 @@ def retrieve(index: Index, cfg: Config, req: AskRequest,
     k = req.k or cfg.search.k
     mode = req.mode or cfg.search.mode
     query = search_query(req)
-    hits = search(index, query, k + 4, mode, Filters(), cfg.search.candidates,
-                  Fusion(rrf_k=cfg.search.rrf_k), vector_query=vector_query)
+    hits = search(
+        index,
+        query,
+        k + 4,
+        mode,
+        Filters(),
+        cfg.search.candidates,
+        Fusion(rrf_k=cfg.search.rrf_k),
+        vector_query=vector_query,
+    )
     if req.path:  # the passage that holds the question is never its own evidence
         hits = [h for h in hits if not (h.path == req.path and req.question.strip() in h.text)]
     # Answers kebab wrote into notes restate other notes: their sources come first.
@@ -138,17 +147,28 @@ def retrieve(index: Index, cfg: Config, req: AskRequest,
     top_cos = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
     if vector_query is not None and mode != "lexical":  # the draft's cosine proves nothing
         top_cos = _question_cosine(index, query, req, k)
-    coverage = max((term_coverage(query, " ".join([*h.heading_path, h.text]))
-                    for h in hits[:5]), default=0.0)
+    coverage = max(
+        (term_coverage(query, " ".join([*h.heading_path, h.text])) for h in hits[:5]), default=0.0
+    )
     refusal: RefusalReason | None = None
     unknown = index.unknown_words(req.question)
     if not hits:
         refusal = "no_chunks"
-    elif _weak(hits, top_cos, coverage, cfg) or (unknown and
-                                                  top_cos < cfg.rag.unknown_word_cosine):
+    elif _weak(hits, top_cos, coverage, cfg) or (unknown and top_cos < cfg.rag.unknown_word_cosine):
         refusal = "score_gate"
-    return Prepared(req, hits, [], [], "", refusal, top_cos, coverage, uuid.uuid4().hex[:16],
-                    started, extra={"unknown_words": unknown, "query": query})
+    return Prepared(
+        req,
+        hits,
+        [],
+        [],
+        "",
+        refusal,
+        top_cos,
+        coverage,
+        uuid.uuid4().hex[:16],
+        started,
+        extra={"unknown_words": unknown, "query": query},
+    )
 
 
 def assemble(cfg: Config, llm: LanguageModel, p: Prepared) -> Prepared:
@@ -156,21 +176,30 @@ def assemble(cfg: Config, llm: LanguageModel, p: Prepared) -> Prepared:
     budget = evidence_budget(cfg, llm)
     p.evidence = prompt.pack(p.hits, budget) if p.refusal is None else []
     history = [(t.question, t.answer) for t in p.request.history]
-    p.template, p.messages = prompt.messages(p.request.question, p.evidence, history,
-                                             max(budget - prompt.evidence_tokens(p.evidence), 0))
+    p.template, p.messages = prompt.messages(
+        p.request.question, p.evidence, history, max(budget - prompt.evidence_tokens(p.evidence), 0)
+    )
     p.prepare_ms = (time.perf_counter() - p.started) * 1000
     return p
 
 
 def evidence_budget(cfg: Config, llm: LanguageModel) -> int:
     """Tokens the evidence (and history) may take: the model's context minus prompt and reply."""
-    budget = min(cfg.rag.max_context_tokens,
-                 llm.context_tokens - cfg.rag.reserve_tokens - cfg.llm.max_tokens - 600)
+    budget = min(
+        cfg.rag.max_context_tokens,
+        llm.context_tokens - cfg.rag.reserve_tokens - cfg.llm.max_tokens - 600,
+    )
     return max(budget, 256)
 
 
-async def ask(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest,
-              on_text: OnText | None = None, on_conflicts: OnConflicts | None = None) -> Answer:
+async def ask(
+    index: Index,
+    cfg: Config,
+    llm: LanguageModel,
+    req: AskRequest,
+    on_text: OnText | None = None,
+    on_conflicts: OnConflicts | None = None,
+) -> Answer:
     """Answer `req`, streaming text to `on_text`; the row is written even when cancelled.
 
     `on_conflicts` hears the conflicts found among the evidence (`rag.detect_conflicts`) before
@@ -201,15 +230,15 @@ async def ask(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest,
     except asyncio.CancelledError:
         if not p.messages:
             p = assemble(cfg, llm, p)
-        raise _Cancelled(finish(index, cfg, llm, p, "", "cancelled", "cancelled by the user",
-                                None)) from None
+        raise _Cancelled(
+            finish(index, cfg, llm, p, "", "cancelled", "cancelled by the user", None)
+        ) from None
     return await _generate(index, cfg, llm, p, on_text)
 
 
 async def _filter_relevant(cfg: Config, llm: LanguageModel, p: Prepared) -> None:
     """Drop the hits the model scores below the threshold; refuse when none is left."""
-    scored = await relevance.scores(llm, cfg, p.request.question, p.hits,
-                                    evidence_budget(cfg, llm))
+    scored = await relevance.scores(llm, cfg, p.request.question, p.hits, evidence_budget(cfg, llm))
     if scored is None:
         return
     p.extra["relevance"] = scored
@@ -218,28 +247,34 @@ async def _filter_relevant(cfg: Config, llm: LanguageModel, p: Prepared) -> None
         p.hits = kept
     else:
         p.refusal = "score_gate"
-        p.refusal_text = relevance.refusal_text(p.request.question, scored,
-                                                cfg.rag.relevance_threshold)
+        p.refusal_text = relevance.refusal_text(
+            p.request.question, scored, cfg.rag.relevance_threshold
+        )
 
 
-async def _generate(index: Index, cfg: Config, llm: LanguageModel, p: Prepared,
-                    on_text: OnText | None) -> Answer:
+async def _generate(
+    index: Index, cfg: Config, llm: LanguageModel, p: Prepared, on_text: OnText | None
+) -> Answer:
     """Stream the answer (or the refusal) and finish."""
     req = p.request
     text, error, first_ms = "", None, None
     refusal = p.refusal
     if refusal is not None:
         unknown = p.extra.get("unknown_words") or []
-        text = p.refusal_text or _refusal_text(req.question, refusal,
-                                               unknown if isinstance(unknown, list) else [])
+        text = p.refusal_text or _refusal_text(
+            req.question, refusal, unknown if isinstance(unknown, list) else []
+        )
         if on_text:
             on_text(text)
     else:
         gen = GenerateRequest(
-            messages=p.messages, question=str(p.extra.get("query") or req.question),
+            messages=p.messages,
+            question=str(p.extra.get("query") or req.question),
             evidence=p.evidence,
             temperature=cfg.llm.temperature if req.temperature is None else req.temperature,
-            seed=cfg.llm.seed if req.seed is None else req.seed, max_tokens=cfg.llm.max_tokens)
+            seed=cfg.llm.seed if req.seed is None else req.seed,
+            max_tokens=cfg.llm.max_tokens,
+        )
         try:
             async for piece in llm.stream(gen):
                 if first_ms is None:
@@ -253,8 +288,9 @@ async def _generate(index: Index, cfg: Config, llm: LanguageModel, p: Prepared,
             error, refusal = str(e), "llm_error"
             text = text or e.partial
         except asyncio.CancelledError:
-            answer = finish(index, cfg, llm, p, text, "cancelled", "cancelled by the user",
-                            first_ms)
+            answer = finish(
+                index, cfg, llm, p, text, "cancelled", "cancelled by the user", first_ms
+            )
             raise _Cancelled(answer) from None
     # Hashing and the answers-row insert wait on the store lock: off the event loop.
     return await asyncio.to_thread(finish, index, cfg, llm, p, text, refusal, error, first_ms)
@@ -271,8 +307,16 @@ class _Cancelled(asyncio.CancelledError):
 Cancelled = _Cancelled
 
 
-def finish(index: Index, cfg: Config, llm: LanguageModel, p: Prepared, text: str,
-           refusal: RefusalReason | None, error: str | None, first_ms: float | None) -> Answer:
+def finish(
+    index: Index,
+    cfg: Config,
+    llm: LanguageModel,
+    p: Prepared,
+    text: str,
+    refusal: RefusalReason | None,
+    error: str | None,
+    first_ms: float | None,
+) -> Answer:
     """Judge citations, render footnotes, hash and persist. Synchronous and quick."""
     req = p.request
     grounded, valid, unknown = citations.judge(text, len(p.evidence))
@@ -281,43 +325,80 @@ def finish(index: Index, cfg: Config, llm: LanguageModel, p: Prepared, text: str
     if refusal is not None:
         grounded = False
     by_marker = {ev.marker: ev for ev in p.evidence}
-    hit_by_marker = {i + 1: h for i, h in enumerate(p.hits[:len(p.evidence)])}
+    hit_by_marker = {i + 1: h for i, h in enumerate(p.hits[: len(p.evidence)])}
     cites = [citation(index, m, by_marker[m], hit_by_marker[m]) for m in valid]
-    candidates = [citation(index, 0, None, h) for h in p.hits[:3]] if refusal in (
-        "score_gate", "llm_self_judge") else []
-    md = footnotes.markdown(text, cites, style=cfg.footnote_labels) if grounded else text.strip() + "\n"
+    candidates = (
+        [citation(index, 0, None, h) for h in p.hits[:3]]
+        if refusal in ("score_gate", "llm_self_judge")
+        else []
+    )
+    md = (
+        footnotes.markdown(text, cites, style=cfg.footnote_labels)
+        if grounded
+        else text.strip() + "\n"
+    )
     completion = tokens.count(text)
     embedder = index.embedder
     answer = Answer(
-        question=req.question, answer=text, markdown=md, citations=cites, grounded=grounded,
+        question=req.question,
+        answer=text,
+        markdown=md,
+        citations=cites,
+        grounded=grounded,
         refusal_reason=refusal,
         model=ModelInfo(llm.backend, llm.id),
-        embedding=EmbeddingInfo(embedder.backend, embedder.id, embedder.dim) if embedder
+        embedding=EmbeddingInfo(embedder.backend, embedder.id, embedder.dim)
+        if embedder
         else EmbeddingInfo("none", "none", 0),
         prompt_template_version=p.template,
-        retrieval=Retrieval(p.trace_id, req.mode or cfg.search.mode, req.k or cfg.search.k,
-                            cfg.rag.min_cosine, round(p.top_cosine, 4), len(p.hits),
-                            len(p.evidence)),
-        usage=Usage(prompt_tokens=prompt.prompt_tokens(p.messages) if p.evidence else 0,
-                    completion_tokens=completion,
-                    first_token_ms=round(first_ms, 2) if first_ms is not None else None,
-                    latency_ms=round((time.perf_counter() - p.started) * 1000, 2)),
+        retrieval=Retrieval(
+            p.trace_id,
+            req.mode or cfg.search.mode,
+            req.k or cfg.search.k,
+            cfg.rag.min_cosine,
+            round(p.top_cosine, 4),
+            len(p.hits),
+            len(p.evidence),
+        ),
+        usage=Usage(
+            prompt_tokens=prompt.prompt_tokens(p.messages) if p.evidence else 0,
+            completion_tokens=completion,
+            first_token_ms=round(first_ms, 2) if first_ms is not None else None,
+            latency_ms=round((time.perf_counter() - p.started) * 1000, 2),
+        ),
         versions={**versions(embedder), "prompt": p.template},
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        result_hash="", candidates=candidates, conflicts=p.conflicts, error=error,
-        conversation=req.conversation)
+        result_hash="",
+        candidates=candidates,
+        conflicts=p.conflicts,
+        error=error,
+        conversation=req.conversation,
+    )
     if unknown and error is None:
         answer.error = f"the answer cites passages that were not given: {unknown}"
     answer.result_hash = result_hash(answer, cfg, req)
     if req.explain:
-        answer.explain = {"prepare_ms": round(p.prepare_ms, 2), "top_cosine": p.top_cosine,
-                          "coverage": p.coverage,
-                          "packed": [msgspec.to_builtins(ev) for ev in p.evidence],
-                          "extras": {**_extras_on(cfg, llm), "ms": p.extras_ms,
-                                     "relevance_scores": p.extra.get("relevance")},
-                          "hits": [{"path": h.path, "heading_path": h.heading_path,
-                                    "score": h.score, "lexical": h.lexical_score,
-                                    "vector": h.vector_score} for h in p.hits]}
+        answer.explain = {
+            "prepare_ms": round(p.prepare_ms, 2),
+            "top_cosine": p.top_cosine,
+            "coverage": p.coverage,
+            "packed": [msgspec.to_builtins(ev) for ev in p.evidence],
+            "extras": {
+                **_extras_on(cfg, llm),
+                "ms": p.extras_ms,
+                "relevance_scores": p.extra.get("relevance"),
+            },
+            "hits": [
+                {
+                    "path": h.path,
+                    "heading_path": h.heading_path,
+                    "score": h.score,
+                    "lexical": h.lexical_score,
+                    "vector": h.vector_score,
+                }
+                for h in p.hits
+            ],
+        }
     try:
         answer.id = answers.save(index.store, answer, req.conversation)
     except (sqlite3.Error, OSError) as e:  # a read-only or full disk: the answer still counts
@@ -330,13 +411,17 @@ def finish(index: Index, cfg: Config, llm: LanguageModel, p: Prepared, text: str
 def result_hash(answer: Answer, cfg: Config, req: AskRequest) -> str:
     """A hash over the answer and everything that determined it (not the time it was made)."""
     payload = {
-        "question": answer.question, "answer": answer.answer, "grounded": answer.grounded,
+        "question": answer.question,
+        "answer": answer.answer,
+        "grounded": answer.grounded,
         "refusal": answer.refusal_reason,
         "citations": [(c.chunk_id, c.content_hash, c.marker) for c in answer.citations],
         "model": [answer.model.backend, answer.model.id],
         "embedding": [answer.embedding.backend, answer.embedding.id],
-        "prompt": answer.prompt_template_version, "versions": answer.versions,
-        "k": answer.retrieval.k, "mode": answer.retrieval.mode,
+        "prompt": answer.prompt_template_version,
+        "versions": answer.versions,
+        "k": answer.retrieval.k,
+        "mode": answer.retrieval.mode,
         "temperature": cfg.llm.temperature if req.temperature is None else req.temperature,
         "seed": cfg.llm.seed if req.seed is None else req.seed,
         "history": [(t.question, t.answer) for t in req.history],
@@ -345,25 +430,34 @@ def result_hash(answer: Answer, cfg: Config, req: AskRequest) -> str:
     if extras:  # only then, so that answers without extras keep their hashes
         payload["extras"] = extras
         payload["conflicts"] = [(c.a, c.b, c.detail) for c in answer.conflicts]
-    return hashlib.sha256(json.dumps(payload, ensure_ascii=False, sort_keys=True).encode()
-                          ).hexdigest()
+    return hashlib.sha256(
+        json.dumps(payload, ensure_ascii=False, sort_keys=True).encode()
+    ).hexdigest()
 
 
 def citation_range(start_line: int, end_line: int) -> Range:
     """Whole lines, as an LSP range: from the first line's start to the line after the last."""
-    return Range(start={"line": start_line - 1, "character": 0},
-                 end={"line": end_line, "character": 0})
+    return Range(
+        start={"line": start_line - 1, "character": 0}, end={"line": end_line, "character": 0}
+    )
 
 
 def citation(index: Index, marker: int, ev: Evidence | None, hit: Hit) -> Citation:
     """The citation of `hit`, packed as `ev` under `marker` (0 and None: a nearest passage)."""
     path = index.root / hit.path
-    return Citation(marker=marker, path=hit.path, uri=path.as_uri(),
-                    heading_path=hit.heading_path,
-                    range=citation_range(hit.start_line, hit.end_line), chunk_id=hit.chunk_id,
-                    content_hash=hit.content_hash, score=hit.score,
-                    text=ev.text if ev is not None else hit.text, start_line=hit.start_line,
-                    end_line=hit.end_line)
+    return Citation(
+        marker=marker,
+        path=hit.path,
+        uri=path.as_uri(),
+        heading_path=hit.heading_path,
+        range=citation_range(hit.start_line, hit.end_line),
+        chunk_id=hit.chunk_id,
+        content_hash=hit.content_hash,
+        score=hit.score,
+        text=ev.text if ev is not None else hit.text,
+        start_line=hit.start_line,
+        end_line=hit.end_line,
+    )
 
 
 def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float:
@@ -374,9 +468,18 @@ def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float
         return 0.0
     found = index.vector_search(qvec, k)
     chunks = index.store.chunks_by_key({key for key, _ in found}) if req.path else {}
-    return max((score for key, score in found
-                if not (key in chunks and chunks[key].path == req.path
-                        and req.question.strip() in chunks[key].text)), default=0.0)
+    return max(
+        (
+            score
+            for key, score in found
+            if not (
+                key in chunks
+                and chunks[key].path == req.path
+                and req.question.strip() in chunks[key].text
+            )
+        ),
+        default=0.0,
+    )
 
 
 def _extras_on(cfg: Config, llm: LanguageModel | None = None) -> dict[str, object]:

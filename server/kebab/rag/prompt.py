@@ -39,8 +39,9 @@ def pack(hits: list[Hit], budget_tokens: int) -> list[Evidence]:
     out: list[Evidence] = []
     used = tokens.count("<evidence>\n</evidence>")
     for hit in hits:
-        ev = Evidence(len(out) + 1, hit.path, hit.heading_path, hit.start_line, hit.end_line,
-                      hit.text)
+        ev = Evidence(
+            len(out) + 1, hit.path, hit.heading_path, hit.start_line, hit.end_line, hit.text
+        )
         overhead = tokens.count(_label(ev)) + tokens.count("\n\n</passage>\n")
         cost = overhead + tokens.count(_escape(hit.text))
         if used + cost > budget_tokens:
@@ -74,12 +75,15 @@ def evidence_block(evidence: list[Evidence]) -> str:
 
 def _label(ev: Evidence) -> str:
     heading = " › ".join(ev.heading_path)
-    return (f'<passage marker="[#{ev.marker}]" path="{_attr(ev.path)}" '
-            f'heading="{_attr(heading)}" lines="{ev.start_line}-{ev.end_line}">')
+    return (
+        f'<passage marker="[#{ev.marker}]" path="{_attr(ev.path)}" '
+        f'heading="{_attr(heading)}" lines="{ev.start_line}-{ev.end_line}">'
+    )
 
 
-def messages(question: str, evidence: list[Evidence], history: list[tuple[str, str]],
-             history_budget: int) -> tuple[str, list[Message]]:
+def messages(
+    question: str, evidence: list[Evidence], history: list[tuple[str, str]], history_budget: int
+) -> tuple[str, list[Message]]:
     """(template version, chat messages). History turns fit newest first in `history_budget`."""
     user = f"Question: {question}\n\n{evidence_block(evidence)}\n\nAnswer the question: {question}"
     out = [Message("system", SYSTEM_RULES)]

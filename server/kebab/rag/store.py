@@ -35,9 +35,19 @@ def save(store: Store, answer: Answer, conversation: str | None = None) -> int:
         cur = db.execute(
             "INSERT INTO answers(created_at, question, grounded, refusal_reason, backend, model, "
             "result_hash, conversation, answer, explain) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (answer.created_at, answer.question, int(answer.grounded), answer.refusal_reason,
-             answer.model.backend, answer.model.id, answer.result_hash, conversation, body,
-             json.dumps(explain, ensure_ascii=False) if explain is not None else None))
+            (
+                answer.created_at,
+                answer.question,
+                int(answer.grounded),
+                answer.refusal_reason,
+                answer.model.backend,
+                answer.model.id,
+                answer.result_hash,
+                conversation,
+                body,
+                json.dumps(explain, ensure_ascii=False) if explain is not None else None,
+            ),
+        )
     return int(cur.lastrowid or 0)
 
 
@@ -45,9 +55,19 @@ def recent(store: Store, limit: int = 20) -> list[dict[str, Any]]:
     with store.lock:
         rows = store.db.execute(
             "SELECT id, created_at, question, grounded, refusal_reason, backend, model, "
-            "result_hash FROM answers ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
-    keys = ("id", "created_at", "question", "grounded", "refusal_reason", "backend", "model",
-            "result_hash")
+            "result_hash FROM answers ORDER BY id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+    keys = (
+        "id",
+        "created_at",
+        "question",
+        "grounded",
+        "refusal_reason",
+        "backend",
+        "model",
+        "result_hash",
+    )
     return [dict(zip(keys, r, strict=True)) for r in rows]
 
 
@@ -60,8 +80,10 @@ def get(store: Store, answer_id: int) -> Answer | None:
 def last_conversation(store: Store) -> str | None:
     """The conversation of the most recent answer, for `kebab ask --continue`."""
     with store.lock:
-        row = store.db.execute("SELECT conversation FROM answers WHERE conversation IS NOT NULL "
-                               "ORDER BY id DESC LIMIT 1").fetchone()
+        row = store.db.execute(
+            "SELECT conversation FROM answers WHERE conversation IS NOT NULL "
+            "ORDER BY id DESC LIMIT 1"
+        ).fetchone()
     return row[0] if row else None
 
 
@@ -70,7 +92,8 @@ def conversation_turns(store: Store, conversation: str, limit: int = 20) -> list
     with store.lock:
         rows = store.db.execute(
             "SELECT question, answer FROM answers WHERE conversation=? ORDER BY id DESC LIMIT ?",
-            (conversation, limit)).fetchall()
+            (conversation, limit),
+        ).fetchall()
     out = []
     for question, body in reversed(rows):
         out.append((question, json.loads(body).get("answer", "")))
