@@ -21,6 +21,7 @@ from typing import Any
 
 from _common import REPO, corpus_root, emit, log, machine, questions, stats_ms
 
+sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "tests" / "reliability"))
 
 from rel_helpers import cited_note, hover_params, serve

@@ -136,11 +136,13 @@ async def test_a_read_only_index_refuses_updates_clearly_and_still_answers(
             grown = await client.request(
                 "kebab/search", {"query": "zeppelin", "k": 3, "mode": "lexical"}
             )
+            answer = await client.request("kebab/ask", {"question": "Where is the osprey?"})
             messages = [m.message for m in client.messages]
         assert "cannot write the index" in (folder["error"] or ""), folder
         assert folder["read_only"] and folder["files"] == NOTES
         assert [(h["path"], h["chunk_id"]) for h in hits["hits"]] == before_hits
         assert grown["hits"] == []  # the edits since were not indexed, and nothing broke
+        assert answer["schema"] == "answer.v1" and "not stored" in (answer["error"] or "")
         assert any("cannot write" in m and str(index_dir) in m for m in messages), messages
         assert listing(index_dir) == before, "a read-only index folder was changed"
     finally:

@@ -229,6 +229,8 @@ async def test_random_and_malformed_requests_never_crash_or_hang_the_server(
             outcomes[outcome] += 1
             per_method[method][outcome] += 1
             assert served.alive, f"the server died on request #{n} {method} {shown}"
+            if len(hangs) >= 3:
+                break  # enough to see the bug, without waiting out every timeout
         elapsed = time.monotonic() - started
 
         # afterwards, an ordinary request still gets the right answer
@@ -252,6 +254,7 @@ async def test_random_and_malformed_requests_never_crash_or_hang_the_server(
     print("\nLSP fuzz:", json.dumps(report, indent=1))
     assert hangs == [], hangs
     assert outcomes["crash"] == 0
+    assert set(codes) <= {-32602}, internal  # every error is InvalidParams: no handler failed
     assert sum(outcomes.values()) == REQUESTS
     assert all(sum(c.values()) > 0 for c in per_method.values()), report["per_method"]
     assert hits and hits[0]["path"] == "ops/backup.md"

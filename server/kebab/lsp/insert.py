@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from kebab.lsp import ask as ask_mod
 from kebab.lsp import text as textmod
@@ -184,9 +184,15 @@ async def _apply(
         edit = textmod.workspace_edit(
             ls, snap, answer_edits(ls, snap, line, question.callout, answer, path, style)
         )
-        result = await ls.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=edit, label=TITLE)
-        )
+        try:
+            result = await ls.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label=TITLE)
+            )
+        except JsonRpcException as e:  # the editor failed on it: the answer is still returned
+            _tell(
+                ls, types.MessageType.Warning, f"kebab: the editor could not apply the answer: {e}"
+            )
+            return False
         if result.applied:
             return True
         now = textmod.open_snapshot(ls, uri)
