@@ -25,26 +25,12 @@ class Vectors:
         self.path = path
         self.dim = dim
         self.lock = threading.RLock()
-        self.index = Index(
-            ndim=dim,
-            metric="cos",
-            dtype="f16",
-            connectivity=16,
-            expansion_add=64,
-            expansion_search=96,
-        )
+        self.index = _empty(dim)
         if path.is_file():
             try:
                 self.index.load(str(path))
-            except Exception:  # a damaged cache is rebuilt from SQLite by reconcile()
-                self.index = Index(
-                    ndim=dim,
-                    metric="cos",
-                    dtype="f16",
-                    connectivity=16,
-                    expansion_add=64,
-                    expansion_search=96,
-                )
+            except Exception:  # a damaged cache is rebuilt from SQLite when the index opens
+                self.index = _empty(dim)
         self.dirty = False
 
     def __len__(self) -> int:
@@ -96,3 +82,10 @@ class Vectors:
                 tmp.unlink(missing_ok=True)  # a full disk leaves no half-written file behind
                 raise
             self.dirty = False
+
+
+def _empty(dim: int) -> Index:
+    """An empty index with kebab's settings (bench/bench_vectors.py measured them)."""
+    return Index(
+        ndim=dim, metric="cos", dtype="f16", connectivity=16, expansion_add=64, expansion_search=96
+    )
