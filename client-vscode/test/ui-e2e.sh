@@ -58,7 +58,7 @@ if [ ! -x "$node24/node" ]; then
   mkdir -p "$cache/node24"
   echo '{"private": true}' > "$cache/node24/package.json"
   (cd "$cache/node24" && npm install --no-save node@24 >"$cache/node24.log" 2>&1) ||
-    { tail -30 "$cache/node24.log"; say "FAILED: installing node@24 (log: $cache/node24.log)"; exit 1; }
+    { tail -30 "$cache/node24.log"; skip "installing node@24 failed (log: $cache/node24.log): the machine, not the extension"; }
 fi
 if [ "$installed_version" != "$code_server_version" ] || [ ! -x "$code_server" ]; then
   say "installing code-server $code_server_version with Node $("$node24/node" -v) into $cache/code-server (several minutes)"
@@ -67,7 +67,7 @@ if [ "$installed_version" != "$code_server_version" ] || [ ! -x "$code_server" ]
   echo '{"private": true}' > "$cache/code-server/package.json"
   (cd "$cache/code-server" && PATH="$node24:$PATH" npm install --no-save "code-server@$code_server_version" \
     >"$cache/code-server.log" 2>&1) ||
-    { tail -40 "$cache/code-server.log"; say "FAILED: installing code-server (log: $cache/code-server.log)"; exit 1; }
+    { tail -40 "$cache/code-server.log"; skip "installing code-server failed (log: $cache/code-server.log): the machine, not the extension"; }
   echo "$code_server_version" > "$cache/code-server/.installed"
 fi
 
