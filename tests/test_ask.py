@@ -18,7 +18,6 @@ from kebab import tokens
 from kebab.cli import main
 from kebab.embed.use import UniversalSentenceEncoder
 from kebab.evaluation import load_questions, matches
-from kebab.model import Hit
 from kebab.rag import prompt
 from kebab.rag.footnotes import slug
 from llm_server import (
@@ -313,20 +312,7 @@ async def test_extractive_default_answers_the_fixture_questions(make_ws: MakeWor
             text = answer.answer.lower()
             if not (answer.grounded and all(f.lower() in text for f in q.must_contain)):
                 missing_fact.append(q.id)
-            hits = [
-                Hit(
-                    c.chunk_id,
-                    c.path,
-                    c.heading_path,
-                    c.start_line,
-                    c.end_line,
-                    "",
-                    c.content_hash,
-                    c.score,
-                )
-                for c in answer.citations
-            ]
-            if answer.grounded and not any(matches(h, g) for h in hits for g in q.gold):
+            if answer.grounded and not any(matches(c, g) for c in answer.citations for g in q.gold):
                 misplaced.append(q.id)
         else:
             unanswerable.append((q.id, not answer.grounded))

@@ -21,7 +21,7 @@ import msgspec
 
 from kebab.errors import KebabError
 from kebab.index import versions
-from kebab.model import Hit, to_builtins
+from kebab.model import Citation, Hit, to_builtins
 
 DEEP = 50
 
@@ -57,7 +57,8 @@ def _norm(heading: str) -> str:
     return re.sub(r"[`*_\s]+", " ", heading).strip().lower()
 
 
-def matches(hit: Hit, gold: Gold) -> bool:
+def matches(hit: Hit | Citation, gold: Gold) -> bool:
+    """A retrieved or cited passage hits a gold section: same file, and its heading or lines."""
     if hit.path != gold.path:
         return False
     if gold.heading and _norm(gold.heading) in {_norm(h) for h in hit.heading_path}:

@@ -21,7 +21,7 @@ from kebab.cli.commands import (
 )
 from kebab.errors import KebabError
 from kebab.evaluation import Question, matches
-from kebab.model import Answer, Conflict, Hit, to_builtins
+from kebab.model import Answer, Conflict, to_builtins
 from kebab.rag import store as answers
 from kebab.rag.conflicts import describe as describe_conflict
 from kebab.rag.pipeline import AskRequest
@@ -167,20 +167,7 @@ def answer_eval(
             t = time.perf_counter()
             a = await ws.ask(AskRequest(question=q.question))
             ms = (time.perf_counter() - t) * 1000
-            cited_hits = [
-                Hit(
-                    c.chunk_id,
-                    c.path,
-                    c.heading_path,
-                    c.start_line,
-                    c.end_line,
-                    "",
-                    c.content_hash,
-                    c.score,
-                )
-                for c in a.citations
-            ]
-            valid = [any(matches(h, g) for g in q.gold) for h in cited_hits]
+            valid = [any(matches(c, g) for g in q.gold) for c in a.citations]
             text = a.answer.lower()
             rows.append(
                 {
