@@ -64,6 +64,12 @@ class KebabClient(LanguageClient):
         self, profile: str, root: Path, options: dict[str, Any], env: dict[str, str]
     ) -> KebabClient:
         await self.start_io(*SERVER, env=env)
+        return await self.initialize_for(profile, root, options)
+
+    async def initialize_for(
+        self, profile: str, root: Path, options: dict[str, Any]
+    ) -> KebabClient:
+        """`initialize` as the `profile` editor would send it for the folder `root`."""
         result = await self.initialize_session(
             types.InitializeParams(
                 capabilities=client_capabilities(PROFILES[profile]),

@@ -31,8 +31,6 @@ for _p in (TESTS, TESTS / "lsp"):
 from lsp_client import KebabClient, make_client, server_env  # noqa: E402
 from lsprotocol import types  # noqa: E402
 from pygls.protocol import JsonRPCRequestMessage  # noqa: E402
-from pygls.workspace.position_codec import PositionCodec  # noqa: E402
-from pytest_lsp import client_capabilities  # noqa: E402
 
 KEBAB = str(Path(sys.executable).with_name("kebab"))
 FIXTURES_WORKSPACE = TESTS.parent / "fixtures" / "workspace"
@@ -93,16 +91,7 @@ async def serve(
         forwarder.cancel()
     assert client._server is not None and client._server.stderr is not None
     collector = asyncio.create_task(_collect(client._server.stderr, served.stderr))
-    result = await client.initialize_session(
-        types.InitializeParams(
-            capabilities=client_capabilities(PROFILES[profile]),
-            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-            root_uri=root.as_uri(),
-            initialization_options=options,
-        )
-    )
-    client.server_capabilities = result.capabilities
-    client.codec = PositionCodec(encoding=result.capabilities.position_encoding or "utf-16")
+    await client.initialize_for(profile, root, options)
     try:
         yield served
     finally:
