@@ -362,11 +362,11 @@ async def ask(ws: Any, question: str, **request: Any) -> Any:
     answer = await ws.ask(AskRequest(question=question, **request), streamed.append)
     rows = answer_rows(ws.index.dir)
     assert len(rows) == before + 1, "every answer, refusals and errors included, is one row"
-    assert rows[-1]["id"] == answer.id
+    assert rows[-1]["id"] == answer.answer_id
     assert "".join(streamed) == answer.answer
-    stored = store.get(ws.index.store, answer.id)
+    stored = store.get(ws.index.store, answer.answer_id)
     assert stored is not None
     expected = to_builtins(answer)
     assert isinstance(expected, dict)
-    assert to_builtins(stored) == {**expected, "id": None, "explain": None}
+    assert to_builtins(stored) == {**expected, "explain": None}  # the stored copy knows its id
     return answer

@@ -86,7 +86,7 @@ async def test_grounded_answer_cites_the_passage_it_was_given(
     assert (int(m["start"]), int(m["end"])) == (c.start_line, c.end_line)
 
     [row] = ws.history()
-    assert row["id"] == answer.id and row["question"] == QUESTION
+    assert row["id"] == answer.answer_id and row["question"] == QUESTION
     assert (row["grounded"], row["refusal_reason"]) == (1, None)
     assert (row["backend"], row["model"], row["result_hash"]) == ("openai", "m", answer.result_hash)
 
@@ -376,7 +376,7 @@ def test_cli_ask_json_prints_answer_v1_and_history_lists_it(
 
     assert main(["history", *where, "--json"]) == 0
     [row] = json.loads(capsys.readouterr().out)
-    assert row["id"] == out["id"] and row["result_hash"] == out["result_hash"]
+    assert row["id"] == out["answer_id"] and row["result_hash"] == out["result_hash"]
 
 
 def test_cli_ask_streams_text_and_lists_sources(

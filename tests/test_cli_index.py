@@ -118,6 +118,22 @@ def test_search_queries_file_prints_one_json_line_per_query_with_its_id(vault, t
     assert rows[2]["hits"][0]["path"] == "ops/nginx.md"
 
 
+def test_ask_queries_file_echoes_the_callers_ids_and_names_the_stored_answer(vault, tmp_path):
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(
+        '{"id": "q-backup", "question": "When does the nightly backup run?"}\n'
+        '{"id": "q-port", "question": "Which port does nginx listen on?"}\n',
+        encoding="utf-8",
+    )
+    run = kebab("ask", "--queries", queries, "--root", vault, "--index-dir", tmp_path / "idx")
+    assert run.returncode == 0, run.stderr
+    rows = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [r["id"] for r in rows] == ["q-backup", "q-port"]  # joinable to the questions
+    assert all(isinstance(r["answer_id"], int) for r in rows)
+    assert rows[0]["answer_id"] != rows[1]["answer_id"]
+    assert "02:30" in rows[0]["answer"] and "8443" in rows[1]["answer"]
+
+
 def _one_line_error(run: subprocess.CompletedProcess[str]) -> str:
     assert run.returncode != 0
     assert run.stdout == ""

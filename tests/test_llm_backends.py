@@ -243,7 +243,7 @@ async def test_cancelled_answer_is_still_a_row(server: ModelServer, make_ws: Mak
     assert answer.refusal_reason == "cancelled" and answer.grounded is False
     assert answer.answer == "".join(pieces) and answer.answer.startswith("Counting [#1]")
     [row] = answer_rows(ws.index.dir)
-    assert row["id"] == answer.id and row["refusal_reason"] == "cancelled"
+    assert row["id"] == answer.answer_id and row["refusal_reason"] == "cancelled"
 
 
 # retries ------------------------------------------------------------------------------------

@@ -147,7 +147,7 @@ export class AnswerPanel implements vscode.Disposable {
    */
   private async insert(turn: Turn | undefined): Promise<void> {
     const answer = turn?.answer;
-    if (!answer?.grounded || typeof answer.id !== "number") {
+    if (!answer?.grounded || typeof answer.answer_id !== "number") {
       return;
     }
     const editor = this.lastNote && vscode.window.visibleTextEditors.includes(this.lastNote)
@@ -167,8 +167,8 @@ export class AnswerPanel implements vscode.Disposable {
       return;
     }
     // the server says why when it inserts nothing (window/showMessage)
-    const { applied } = await insertAnswer(await this.rpc(), doc.uri.toString(), line, answer.id);
-    this.log.info(`kebab.insertAnswer #${answer.id} ${vscode.workspace.asRelativePath(doc.uri)}:${line + 1}: ${applied}`);
+    const { applied } = await insertAnswer(await this.rpc(), doc.uri.toString(), line, answer.answer_id);
+    this.log.info(`kebab.insertAnswer #${answer.answer_id} ${vscode.workspace.asRelativePath(doc.uri)}:${line + 1}: ${applied}`);
     if (applied) {
       await vscode.window.showTextDocument(doc, { viewColumn: editor.viewColumn, preserveFocus: false });
     }

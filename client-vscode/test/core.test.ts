@@ -27,7 +27,7 @@ function answer(over: Partial<Answer> = {}): Answer {
     embedding: { backend: "use", id: "use", dim: 512 }, prompt_template_version: "rag-v1",
     retrieval: { trace_id: "t", mode: "hybrid", k: 10, score_gate: 0.16, top_score: 0.7, chunks_returned: 8, chunks_used: 2 },
     usage: { prompt_tokens: 0, completion_tokens: 9, first_token_ms: 3, latency_ms: 41.6 },
-    versions: {}, created_at: "", result_hash: "", id: 7, ...over,
+    versions: {}, created_at: "", result_hash: "", answer_id: 7, ...over,
   };
 }
 
@@ -105,7 +105,7 @@ describe("the panel", () => {
 
   it("offers Insert for a stored grounded answer (the server inserts it by id)", () => {
     assert.equal(turnView({ id: 3, question: "q", state: "answered", streamed: "", answer: answer() }).canInsert, true);
-    assert.equal(turnView({ id: 4, question: "q", state: "answered", streamed: "", answer: answer({ id: null }) }).canInsert, false);
+    assert.equal(turnView({ id: 4, question: "q", state: "answered", streamed: "", answer: answer({ answer_id: null }) }).canInsert, false);
   });
 
   it("builds follow-up history from answered turns", () => {

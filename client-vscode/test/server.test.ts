@@ -157,12 +157,12 @@ describe("kebab serve", () => {
     const panel = panelMarkdown(a);
     const c = a.citations[0];
     assert.ok(panel.includes(`${c.uri}#L${c.start_line}-L${c.end_line}`), panel);
-    assert.equal(typeof a.id, "number");
+    assert.equal(typeof a.answer_id, "number");
   });
 
   it("inserts a stored answer into a note by its id, footnotes rendered for the note", async () => {
     const a = (await ask(rpc, { question: BACKUP_Q }).result).answer;
-    assert.ok(a.grounded && typeof a.id === "number", a.answer);
+    assert.ok(a.grounded && typeof a.answer_id === "number", a.answer);
     const notePath = "inbox/questions.md";
     const file = path.join(root, notePath);
     const uri = pathToFileURL(file).href;
@@ -172,7 +172,7 @@ describe("kebab serve", () => {
     await rpc.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "markdown", version: 1, text: buffer } });
     const at = buffer.split("\n").findIndex((l) => l.startsWith("What time does the nightly backup"));
 
-    const inserted = await insertAnswer(rpc, uri, at, a.id);
+    const inserted = await insertAnswer(rpc, uri, at, a.answer_id);
     assert.equal(inserted.applied, true, messages.join("\n"));
     assert.equal(inserted.answer.answer, a.answer);
     const text = open.get(uri)!.text;
@@ -214,9 +214,9 @@ describe("kebab serve", () => {
     assert.ok(a.refusal_reason === "score_gate" || a.refusal_reason === "llm_self_judge", a.refusal_reason ?? "");
     assert.match(panelMarkdown(a), /Not answered/);
     // a refusal is stored too, but not inserted
-    assert.equal(typeof a.id, "number");
+    assert.equal(typeof a.answer_id, "number");
     const note = pathToFileURL(path.join(root, "inbox", "questions.md")).href;
-    await assert.rejects(insertAnswer(rpc, note, 0, a.id!), /no grounded answer/);
+    await assert.rejects(insertAnswer(rpc, note, 0, a.answer_id!), /no grounded answer/);
   });
 
   it("answers invalid params with InvalidParams and keeps serving", async () => {

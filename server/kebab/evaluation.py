@@ -1,5 +1,8 @@
 """`kebab eval`: retrieval (and answer) quality on labelled questions, reproducible run to run.
 
+Questions are split into dev and test by a hash of their id (`split_of`): tune on dev, trust
+only what test confirms. Every summary reports both side by side, per corpus, kind and language.
+
 A hit counts for a gold section when it is the same file and either the gold heading is on the
 chunk's heading path or their line spans overlap. Misses are split into "not in the top 50" (a
 recall problem) and "in the top 50 but below k" (a ranking problem).
@@ -7,13 +10,14 @@ recall problem) and "in the top 50 but below k" (a ranking problem).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
 import statistics
 import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,7 @@ import msgspec
 
 from kebab.errors import KebabError
 from kebab.index import versions
-from kebab.model import Citation, Hit, to_builtins
+from kebab.model import Answer, Citation, Hit, to_builtins
 
 DEEP = 50
 
@@ -40,6 +44,33 @@ class Question(msgspec.Struct):
     kind: str = ""
     lang: str = ""
     corpus: str = ""
+
+
+def split_of(qid: str) -> str:
+    """`dev` or `test`, fixed by the id alone (about half each), so no one picks the split."""
+    return "dev" if hashlib.sha256(qid.encode()).digest()[0] % 2 == 0 else "test"
+
+
+GROUPS = ("split", "corpus", "kind", "lang")
+
+
+def group_summaries(
+    rows: list[dict[str, Any]], summarise_rows: Callable[[list[dict[str, Any]]], dict[str, Any]]
+) -> dict[str, Any]:
+    """`all`, then every value of every group field, then each group within dev and test."""
+    out: dict[str, Any] = {"all": summarise_rows(rows)}
+    for field in GROUPS:
+        for value in sorted({str(r.get(field)) for r in rows}):
+            out[f"{field}={value}"] = summarise_rows(
+                [r for r in rows if str(r.get(field)) == value]
+            )
+    for split in ("dev", "test"):
+        for field in GROUPS[1:]:
+            for value in sorted({str(r.get(field)) for r in rows}):
+                group = [r for r in rows if r["split"] == split and str(r.get(field)) == value]
+                if group:
+                    out[f"{split}:{field}={value}"] = summarise_rows(group)
+    return out
 
 
 def load_questions(path: str | Path) -> list[Question]:
@@ -127,6 +158,7 @@ def run_retrieval(
             row = {
                 "id": q.id,
                 "mode": mode,
+                "split": split_of(q.id),
                 "kind": q.kind,
                 "lang": q.lang,
                 "corpus": q.corpus,
@@ -144,13 +176,74 @@ def run_retrieval(
             }
             mode_rows.append(row)
         rows += mode_rows
-        summary[mode] = {"all": summarise(mode_rows, keys)}
-        for field in ("kind", "corpus"):
-            for value in sorted({str(r[field]) for r in mode_rows}):
-                summary[mode][f"{field}={value}"] = summarise(
-                    [r for r in mode_rows if r[field] == value], keys
-                )
+        summary[mode] = group_summaries(mode_rows, lambda rs: summarise(rs, keys))
     return rows, summary
+
+
+AskFn = Callable[[Question], Awaitable[Answer]]
+
+
+async def run_answers(
+    questions: list[Question], ask: AskFn
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Answer every question: grounded / refusal / right-section / key-fact rates and latency."""
+    rows: list[dict[str, Any]] = []
+    for q in questions:
+        t = time.perf_counter()
+        a = await ask(q)
+        ms = (time.perf_counter() - t) * 1000
+        valid = [any(matches(c, g) for g in q.gold) for c in a.citations]
+        text = a.answer.lower()
+        rows.append(
+            {
+                "id": q.id,
+                "mode": "answer",
+                "split": split_of(q.id),
+                "kind": q.kind,
+                "lang": q.lang,
+                "corpus": q.corpus,
+                "answerable": bool(q.gold),
+                "grounded": a.grounded,
+                "refusal_reason": a.refusal_reason,
+                "ms": round(ms, 1),
+                "citation_valid": (all(valid) if valid else None),
+                "cites_gold": any(valid) if a.grounded and q.gold else None,
+                "must_contain": (
+                    all(s.lower() in text for s in q.must_contain)
+                    if q.must_contain and a.grounded
+                    else None
+                ),
+                "has_facts": bool(q.must_contain),
+                "answer": a.answer,
+            }
+        )
+    return rows, group_summaries(rows, summarise_answers)
+
+
+def summarise_answers(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    answerable = [r for r in rows if r["answerable"]]
+    unanswerable = [r for r in rows if not r["answerable"]]
+
+    def rate(items: list[dict[str, Any]], pred: Callable[[dict[str, Any]], bool]) -> float | None:
+        return round(sum(map(pred, items)) / len(items), 4) if items else None
+
+    ms = sorted(r["ms"] for r in rows)
+    return {
+        "n": len(rows),
+        "grounded_rate": rate(answerable, lambda r: r["grounded"]),
+        "false_refusal_rate": rate(answerable, lambda r: not r["grounded"]),
+        "refusal_rate_unanswerable": rate(unanswerable, lambda r: not r["grounded"]),
+        "cites_gold_rate": rate(answerable, lambda r: bool(r["cites_gold"])),
+        "citation_validity": rate(
+            [r for r in answerable if r["citation_valid"] is not None],
+            lambda r: r["citation_valid"],
+        ),
+        "key_fact_rate": rate(
+            [r for r in answerable if r["has_facts"]], lambda r: bool(r["must_contain"])
+        ),
+        "latency_ms_p50": round(statistics.median(ms), 1) if ms else None,
+        "latency_ms_p95": round(ms[int(0.95 * (len(ms) - 1))], 1) if ms else None,
+    }
 
 
 def run_info(settings: dict[str, Any], embedder: Any = None) -> dict[str, Any]:

@@ -166,7 +166,7 @@ class Answer(msgspec.Struct):
     candidates: list[Citation] = []  # nearest passages, listed on a refusal
     conflicts: list[Conflict] = []
     error: str | None = None  # what went wrong, for llm_error
-    id: int | None = None  # row id in the answers store
+    answer_id: int | None = None  # row id in the answers store (`id` is the caller's, in batches)
     conversation: str | None = None  # thread id: pass it back to ask a follow-up
     explain: dict[str, object] | None = None
 

@@ -173,9 +173,9 @@ async def test_a_stored_answer_is_inserted_as_given_and_rendered_for_the_note(
     vscode: KebabClient,
 ) -> None:
     asked = await vscode.request("kebab/ask", {"question": QUESTION})
-    assert asked["grounded"] and isinstance(asked["id"], int)
+    assert asked["grounded"] and isinstance(asked["answer_id"], int)
     uri = vscode.open(vscode.root / "rust" / "scratch.md", "# Scratch\n\n[^kb-4]: old\n")
-    result = await vscode.command("kebab.insertAnswer", uri, 0, None, asked["id"])
+    result = await vscode.command("kebab.insertAnswer", uri, 0, None, asked["answer_id"])
     assert result["applied"] and result["answer"]["answer"] == asked["answer"]
     text = vscode.text(uri)
     assert "[^kb-5]" in text  # continues after the note's own highest kb- label

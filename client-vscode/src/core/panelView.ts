@@ -54,7 +54,7 @@ export function turnView(t: Turn): TurnView {
   const meta = t.answer ? answerMeta(t.answer) : t.status ?? "";
   return {
     id: t.id, question: t.question, state: t.state, html: renderMarkdown(markdown), meta,
-    canInsert: !!t.answer?.grounded && typeof t.answer.id === "number",
+    canInsert: !!t.answer?.grounded && typeof t.answer.answer_id === "number",
     canCopy: !!t.answer && !!t.answer.answer.trim(),
   };
 }

@@ -79,7 +79,7 @@ export interface Answer {
   candidates?: Citation[]; // nearest passages, on a refusal
   conflicts?: { a: number; b: number; detail: string }[];
   error?: string | null;
-  id?: number | null;
+  answer_id?: number | null; // the stored answer (kebab.insertAnswer takes it)
 }
 
 // requests ------------------------------------------------------------------------------------

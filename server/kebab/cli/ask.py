@@ -5,12 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
-import time
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 from kebab.cli.commands import (
     _print_json,
@@ -20,7 +17,6 @@ from kebab.cli.commands import (
     refresh,
 )
 from kebab.errors import KebabError
-from kebab.evaluation import Question, matches
 from kebab.model import Answer, Conflict, to_builtins
 from kebab.rag import store as answers
 from kebab.rag.conflicts import describe as describe_conflict
@@ -153,66 +149,3 @@ def _dry_run(ws: Workspace, req: AskRequest, as_json: bool) -> None:
     )
     for m in p.messages:
         print(f"--- {m.role} ---\n{m.content}\n")
-
-
-def answer_eval(
-    questions: list[Question], workspace: Callable[[Question], Workspace]
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Answer every question; grounded/refusal/citation/key-fact rates and latency."""
-    rows: list[dict[str, Any]] = []
-
-    async def go() -> None:
-        for q in questions:
-            ws = workspace(q)
-            t = time.perf_counter()
-            a = await ws.ask(AskRequest(question=q.question))
-            ms = (time.perf_counter() - t) * 1000
-            valid = [any(matches(c, g) for g in q.gold) for c in a.citations]
-            text = a.answer.lower()
-            rows.append(
-                {
-                    "id": q.id,
-                    "mode": "answer",
-                    "kind": q.kind,
-                    "answerable": bool(q.gold),
-                    "grounded": a.grounded,
-                    "refusal_reason": a.refusal_reason,
-                    "ms": round(ms, 1),
-                    "citation_valid": (all(valid) if valid else None),
-                    "must_contain": (
-                        all(s.lower() in text for s in q.must_contain)
-                        if q.must_contain and a.grounded
-                        else None
-                    ),
-                    "answer": a.answer,
-                }
-            )
-
-    asyncio.run(go())
-    answerable = [r for r in rows if r["answerable"]]
-    unanswerable = [r for r in rows if not r["answerable"]]
-
-    def rate(items: list[dict[str, Any]], pred: Callable[[dict[str, Any]], bool]) -> float | None:
-        return round(sum(map(pred, items)) / len(items), 4) if items else None
-
-    with_facts = [r for r in answerable if q_has_facts(questions, r["id"])]
-    summary = {
-        "n": len(rows),
-        "grounded_rate": rate(answerable, lambda r: r["grounded"]),
-        "false_refusal_rate": rate(answerable, lambda r: not r["grounded"]),
-        "refusal_rate_unanswerable": rate(unanswerable, lambda r: not r["grounded"]),
-        "citation_validity": rate(
-            [r for r in answerable if r["citation_valid"] is not None],
-            lambda r: r["citation_valid"],
-        ),
-        "key_fact_rate": rate(with_facts, lambda r: bool(r["must_contain"])),
-        "latency_ms_p50": round(statistics.median(r["ms"] for r in rows), 1) if rows else None,
-        "latency_ms_p95": round(sorted(r["ms"] for r in rows)[int(0.95 * (len(rows) - 1))], 1)
-        if rows
-        else None,
-    }
-    return rows, summary
-
-
-def q_has_facts(questions: list[Question], qid: str) -> bool:
-    return any(q.id == qid and q.must_contain for q in questions)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -10,7 +11,8 @@ from typing import Any
 
 from kebab import evaluation as ev
 from kebab.errors import KebabError
-from kebab.model import Hit
+from kebab.model import Answer, Hit
+from kebab.rag.pipeline import AskRequest
 from kebab.workspace import Workspace
 
 
@@ -49,9 +51,11 @@ def run(args: argparse.Namespace) -> int:
         rows, summary = ev.run_retrieval(questions, search, modes, args.k)
         result: dict[str, Any] = {"retrieval": summary}
         if args.answers:
-            from kebab.cli.ask import answer_eval
 
-            answer_rows, answer_summary = answer_eval(questions, workspace)
+            async def ask(q: ev.Question) -> Answer:
+                return await workspace(q).ask(AskRequest(question=q.question))
+
+            answer_rows, answer_summary = asyncio.run(ev.run_answers(questions, ask))
             rows += answer_rows
             result["answers"] = answer_summary
         first = next(iter(spaces.values()), None)
@@ -90,4 +94,14 @@ def _print_table(result: dict[str, Any], k: int) -> None:
                 row = by_group[group]
                 print(f"{mode:8} {group:28} " + " ".join(f"{row.get(c, ''):>14}" for c in cols))
     if "answers" in result:
-        print(json.dumps(result["answers"], indent=2, ensure_ascii=False))
+        cols = [
+            "n",
+            "grounded_rate",
+            "refusal_rate_unanswerable",
+            "cites_gold_rate",
+            "key_fact_rate",
+            "latency_ms_p50",
+        ]
+        print(f"\n{'answers':37} " + " ".join(f"{c[:14]:>14}" for c in cols))
+        for group, row in result["answers"].items():
+            print(f"{group:37} " + " ".join(f"{row.get(c, '')!s:>14}" for c in cols))

@@ -400,7 +400,7 @@ def finish(
             ],
         }
     try:
-        answer.id = answers.save(index.store, answer, req.conversation)
+        answers.save(index.store, answer, req.conversation)
     except (sqlite3.Error, OSError) as e:  # a read-only or full disk: the answer still counts
         log.warning("answer not stored: %s", e)
         note = f"the answer was not stored in {index.dir} ({e})"

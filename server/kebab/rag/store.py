@@ -28,7 +28,8 @@ def ensure_schema(store: Store) -> None:
 
 
 def save(store: Store, answer: Answer, conversation: str | None = None) -> int:
-    """Persist `answer` (its `explain` packed chunks only when asked for); returns the row id."""
+    """Persist `answer` (its `explain` packed chunks only when asked for) and set its
+    `answer_id`, in the stored copy too, so an answer read back by id carries its id."""
     explain = answer.explain
     body = msgspec.json.encode(msgspec.structs.replace(answer, explain=None)).decode()
     with store.transaction() as db:
@@ -48,7 +49,10 @@ def save(store: Store, answer: Answer, conversation: str | None = None) -> int:
                 json.dumps(explain, ensure_ascii=False) if explain is not None else None,
             ),
         )
-    return int(cur.lastrowid or 0)
+        answer.answer_id = int(cur.lastrowid or 0)
+        body = msgspec.json.encode(msgspec.structs.replace(answer, explain=None)).decode()
+        db.execute("UPDATE answers SET answer=? WHERE id=?", (body, answer.answer_id))
+    return answer.answer_id
 
 
 def recent(store: Store, limit: int = 20) -> list[dict[str, Any]]:
