@@ -150,7 +150,7 @@ def bench_corpus(
             chunks = ws.index.store.chunks_by_key({key for key, _ in lex} | {key for key, _ in vec})
             t_part["sqlite_chunks_by_key"].append(clock() - t)
             t = clock()
-            fuse(lex, vec, Fusion(rrf_k=ws.cfg.search.rrf_k), chunks, q)
+            fuse(lex, vec, Fusion(lexical_weight=ws.cfg.search.lexical_weight), chunks, q)
             t_part["fuse"].append(clock() - t)
     ws.close()
     modes = {m: stats_ms(v) for m, v in t_mode.items()}

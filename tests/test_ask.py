@@ -195,7 +195,7 @@ async def test_same_inputs_give_the_same_result_hash(
     assert one.grounded
     assert one.result_hash == two.result_hash == three.result_hash
     assert one.markdown == two.markdown == three.markdown
-    assert one.retrieval.trace_id != two.retrieval.trace_id and one.id != two.id
+    assert one.retrieval.trace_id != two.retrieval.trace_id and one.answer_id != two.answer_id
     # the model saw byte-identical prompts
     assert server.requests[0].body == server.requests[1].body == server.requests[2].body
 
@@ -372,7 +372,11 @@ def test_cli_ask_json_prints_answer_v1_and_history_lists_it(
 
     assert main(["history", *where]) == 0
     listing = capsys.readouterr().out
-    assert f"{out['id']:5}" in listing and "openai:m  grounded" in listing and QUESTION in listing
+    assert (
+        f"{out['answer_id']:5}" in listing
+        and "openai:m  grounded" in listing
+        and QUESTION in listing
+    )
 
     assert main(["history", *where, "--json"]) == 0
     [row] = json.loads(capsys.readouterr().out)

@@ -378,3 +378,28 @@ def test_an_index_killed_while_indexing_opens_cleanly_and_catches_up(
         for mode in ("lexical", "hybrid"):
             got, want = _top(ws, query, mode)[:depth], _top(fresh, query, mode)[:depth]
             assert got == want, (query, mode, context)
+
+
+def test_every_multi_unit_passage_gets_one_stored_vector_per_unit(
+    notes, write_note, open_workspace
+):
+    from kebab.units import units
+
+    text = (
+        "# Services\n\nThe wiki runs on the small box. Its database is Postgres 15. "
+        "Redis listens on port 6380 because 6379 was taken.\n\n## Mail\n\nPostfix relays mail.\n"
+    )
+    write_note(notes, "services.md", text)
+    ws = open_workspace(notes)
+    ws.refresh()
+    assert ws.index.store.count_pending_units(ws.index._units_model()) == 0
+    chunks = {c.heading_path[-1]: c for _, c in ws.index.store.chunks_of("services.md")}
+    stored = ws.index.unit_vectors([c.content_hash for c in chunks.values()])
+    many = chunks["Services"]
+    assert stored[many.content_hash].shape == (len(units(many.text)), ws.embedder.dim)
+    assert chunks["Mail"].content_hash not in stored  # one unit: its passage vector says it all
+    # row i is unit i: the sentence that answers is the one closest to the question
+    qvec = ws.index.embed_query("which port does redis use")
+    assert qvec is not None
+    best = int((stored[many.content_hash] @ qvec).argmax())
+    assert "6380" in units(many.text)[best]

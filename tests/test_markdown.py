@@ -32,6 +32,19 @@ def by_heading(note: markdown.Note) -> dict[tuple[str, ...], list[Chunk]]:
 # headings -----------------------------------------------------------------------------------
 
 
+def test_a_heading_with_no_body_is_no_chunk_and_lives_on_in_its_childrens_paths() -> None:
+    text = "# Backups\n\nNightly.\n\n## Restore\n\n### One file\n\nRun `restic restore`.\n"
+    note = markdown.parse("b.md", text)
+    assert [c.heading_path for c in note.chunks] == [
+        ["Backups"],
+        ["Backups", "Restore", "One file"],
+    ]
+    assert all("## Restore" not in c.text for c in note.chunks)
+    # a note that is only headings keeps them, so it can still be found
+    only = markdown.parse("h.md", "# Title\n\n## Part\n")
+    assert [c.heading_path for c in only.chunks] == [["Title"], ["Title", "Part"]]
+
+
 def test_atx_headings_start_chunks_and_nest_into_heading_paths() -> None:
     text = (
         "# Alpha\n\nintro\n\n## Beta\n\nbeta text\n\n### Gamma\n\ngamma text\n\n"
@@ -43,8 +56,7 @@ def test_atx_headings_start_chunks_and_nest_into_heading_paths() -> None:
         ["Alpha", "Beta"],
         ["Alpha", "Beta", "Gamma"],
         ["Alpha", "Delta"],
-        ["Epsilon"],
-        ["Epsilon", "Zeta skips a level"],
+        ["Epsilon", "Zeta skips a level"],  # Epsilon has no body of its own: no chunk
     ]
     assert all(c.text.lstrip().startswith("#") for c in note.chunks)
 
@@ -268,8 +280,8 @@ def test_inserting_a_section_does_not_renumber_the_others() -> None:
 def test_repeated_headings_get_distinct_ids() -> None:
     text = "# Log\n\n## Notes\n\nmonday\n\n## Notes\n\ntuesday\n"
     note = markdown.parse("log.md", text)
-    assert [c.heading_path for c in note.chunks][1:] == [["Log", "Notes"]] * 2
-    assert len({c.id for c in note.chunks}) == 3
+    assert [c.heading_path for c in note.chunks] == [["Log", "Notes"]] * 2  # "# Log" has no body
+    assert len({c.id for c in note.chunks}) == 2
 
 
 # property -----------------------------------------------------------------------------------

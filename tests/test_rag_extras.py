@@ -330,7 +330,7 @@ def test_generate_with_the_extractive_backend_quotes_the_top_passages(
         r"^- \*\*Schedule:\*\* The backup job .*02:30.*\[\^kb-\d+\]$", text, re.MULTILINE
     )
     assert_footnotes_resolve(root, "backups.md")
-    assert "(note-extractive-v1, extractive:extractive-v1" in capsys.readouterr().out
+    assert "(note-extractive-v1, extractive:extractive-v2" in capsys.readouterr().out
 
 
 async def test_workspace_generate_note_for_the_editor(

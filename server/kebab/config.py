@@ -32,7 +32,7 @@ class EmbedConfig(msgspec.Struct, forbid_unknown_fields=True):
 class SearchConfig(msgspec.Struct, forbid_unknown_fields=True):
     k: int = 10
     mode: Literal["hybrid", "lexical", "vector"] = "hybrid"
-    rrf_k: int = 60
+    lexical_weight: float = 0.6  # hybrid: share of BM25 in the fused score (the rest: vectors)
     candidates: int = 50  # how deep each retriever looks before fusion
 
 

@@ -1,7 +1,7 @@
 """Markdown → a note's metadata and its chunks, with heading paths and 1-based line spans.
 
 A real CommonMark parser (markdown-it-py) finds the blocks, so a `#` inside a fence is never a
-heading and setext headings count. A heading always starts a chunk; a long section splits at block
+heading and setext headings count. A heading always starts a chunk (unless its section has no body of its own); a long section splits at block
 boundaries (paragraphs, lists, quotes) near a token target; fenced code and tables are never split.
 """
 
@@ -128,7 +128,13 @@ def _chunk(
 ) -> list[Chunk]:
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
+    # A heading with no body of its own ("## Restore" right above "### One file") is not a
+    # passage: it would match the question's words and quote nothing. Its text stays in its
+    # children's heading paths. A note that is nothing but headings keeps them.
+    bodied = [len(s.blocks) > 1 or not s.blocks[0].heading_level for s in sections]
     for i, section in enumerate(sections):
+        if not bodied[i] and any(bodied):
+            continue
         # A section owns the lines up to the next section's first block, so blank lines and
         # anything the parser skipped stay covered.
         first = section.blocks[0].start

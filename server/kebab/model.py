@@ -14,7 +14,7 @@ SearchMode = Literal["hybrid", "lexical", "vector"]
 RefusalReason = Literal["no_chunks", "score_gate", "llm_self_judge", "cancelled", "llm_error"]
 
 PARSER_VERSION = "md-1"
-CHUNKER_VERSION = "chunk-2"
+CHUNKER_VERSION = "chunk-3"
 INDEX_VERSION = "idx-3"
 
 

@@ -8,6 +8,7 @@ no CJK morphology and bigrams keep `설정은` and `설정을` matching.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import tantivy
 
@@ -48,8 +49,180 @@ def cjk_terms(text: str) -> list[str]:
     return out
 
 
+# Korean question words and glue, and the particles and endings that hang off a word: dropped
+# from queries only, so that `어떻게`, `하나요` or the `트는` of `포트는` do not rank passages.
+KO_STOPWORDS = frozenset(
+    [
+        "어떻게",
+        "어떤",
+        "어떠한",
+        "무엇",
+        "무엇을",
+        "무엇인가요",
+        "무엇이",
+        "뭐",
+        "뭔가요",
+        "뭐예요",
+        "뭐야",
+        "뭘",
+        "뭐가",
+        "언제",
+        "어디",
+        "어디서",
+        "어디에",
+        "어디에서",
+        "왜",
+        "누가",
+        "몇",
+        "얼마나",
+        "얼마",
+        "하나요",
+        "있나요",
+        "되나요",
+        "인가요",
+        "하죠",
+        "해요",
+        "하면",
+        "하려면",
+        "싶어요",
+        "싶은데",
+        "싶다",
+        "할",
+        "수",
+        "있어요",
+        "있을까요",
+        "있는",
+        "있나",
+        "하는",
+        "방법",
+        "방법은",
+        "방법이",
+        "방법을",
+        "알려줘",
+        "알려주세요",
+        "궁금해요",
+        "궁금합니다",
+        "가능한가요",
+        "가능해요",
+        "돼요",
+        "되요",
+        "경우",
+        "때",
+        "좋을까요",
+        "해야",
+        "하나",
+        "그리고",
+        "또는",
+        "그럼",
+        "좀",
+        "꼭",
+        "다른",
+        "같은",
+        "이",
+        "그",
+        "저",
+        "것",
+        "거",
+        "건가요",
+        "걸까요",
+        "있는데",
+        "없나요",
+        "없어요",
+        "됩니까",
+        "합니까",
+        "입니까",
+    ]
+)
+_KO_SUFFIXES = sorted(
+    [
+        "에서는",
+        "으로는",
+        "에서도",
+        "이라는",
+        "라는",
+        "에서",
+        "으로",
+        "에게",
+        "까지",
+        "부터",
+        "처럼",
+        "보다",
+        "하고",
+        "이나",
+        "은",
+        "는",
+        "이",
+        "가",
+        "을",
+        "를",
+        "에",
+        "로",
+        "와",
+        "과",
+        "의",
+        "도",
+        "만",
+        "하려면",
+        "려면",
+        "하는",
+        "하면",
+        "해야",
+        "하나요",
+        "했는데",
+        "되나요",
+        "되는",
+        "되면",
+        "인가요",
+        "인데",
+        "일까요",
+        "할까요",
+        "하죠",
+        "해서",
+        "하게",
+        "하기",
+        "했어요",
+        "해요",
+        "돼요",
+        "나요",
+        "까요",
+    ],
+    key=len,
+    reverse=True,
+)
+
+
+def korean_query_words(question: str) -> str:
+    """The question's Korean content words, particles and endings cut off (for bigrams)."""
+    out = []
+    for word in question.split():
+        word = word.strip("?？!.,~\"'()[]")
+        if not _CJK_RUN.search(word) or word in KO_STOPWORDS:
+            continue
+        for suffix in _KO_SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 2:
+                word = word[: -len(suffix)]
+                break
+        if len(word) > 1:  # a lone syllable (`해`, `분`) matches everything
+            out.append(word)
+    return " ".join(out)
+
+
 def query_terms(question: str) -> tuple[list[str], list[str]]:
     """(latin, cjk) distinct query terms; stopwords dropped unless nothing else is left."""
     latin = list(dict.fromkeys(latin_terms(question)))
     content = [t for t in latin if t not in STOPWORDS]
-    return (content or latin), list(dict.fromkeys(cjk_terms(question)))
+    cjk = list(dict.fromkeys(cjk_terms(korean_query_words(question))))
+    return (content or latin), (cjk or list(dict.fromkeys(cjk_terms(question))))
+
+
+_WORD = re.compile(r"[^\W\d_][\w.-]*")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+@lru_cache(maxsize=65536)
+def is_korean(text: str) -> bool:
+    """Whether at least a fifth of the text's words hold Hangul: the one rule for "this question
+    or passage is Korean" (answer and refusal language, script preference). Words, not letters:
+    `CORSMiddleware allow_credentials 설정하려면?` is a Korean question."""
+    words = _WORD.findall(text[:2000])
+    return bool(words) and sum(1 for w in words if _HANGUL.search(w)) * 5 >= len(words)

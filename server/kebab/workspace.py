@@ -57,7 +57,7 @@ class Workspace:
     @property
     def llm(self) -> LanguageModel:
         if self._llm is None:
-            self._llm = make_llm(self.cfg.llm, self.embedder)
+            self._llm = make_llm(self.cfg.llm, self.embedder, self.index.unit_vectors)
         return self._llm
 
     def close(self) -> None:
@@ -122,7 +122,7 @@ class Workspace:
             mode or s.mode,
             Filters(path_glob, tag),
             s.candidates,
-            Fusion(rrf_k=s.rrf_k),
+            Fusion(lexical_weight=s.lexical_weight),
         )
 
     async def ask(

@@ -126,7 +126,7 @@ async def test_status_names_models_and_counts(vscode: KebabClient) -> None:
     folder = status["folders"][0]
     assert folder["chunks"] > 0 and folder["vectors"] > 0 and folder["pending_vectors"] == 0
     assert folder["embedding"]["id"] == "use-multilingual-v3"
-    assert folder["llm"] == {"backend": "extractive", "id": "extractive-v1", "endpoint": None}
+    assert folder["llm"] == {"backend": "extractive", "id": "extractive-v2", "endpoint": None}
     assert folder["skipped"] == []
 
 

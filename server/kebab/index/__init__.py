@@ -22,7 +22,7 @@ from typing import IO
 
 import numpy as np
 
-from kebab import markdown
+from kebab import markdown, units
 from kebab.config import Config
 from kebab.embed import Embedder
 from kebab.errors import EmbedderError, IndexError_
@@ -349,7 +349,65 @@ class Index:
                 self._save_vectors()
                 last_save = time.monotonic()
         self._save_vectors()
-        return done
+        return done + self._embed_units(batch_size, progress, should_stop)
+
+    def _embed_units(
+        self,
+        batch_size: int,
+        progress: Progress | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Give every passage that has a vector one vector per quotable unit (capped at
+        units.MAX_UNITS): the evidence that some sentence inside it answers a question, which
+        the passage's single vector blurs. Runs after passages, so search never waits on it."""
+        assert self.embedder is not None
+        model = self._units_model()
+        total = self.store.count_pending_units(model)
+        done, after = 0, -1
+        per_batch = max(batch_size // 4, 8)  # passages per batch; each brings several units
+        while not (should_stop and should_stop()):
+            rows = self.store.pending_units(self.embedder.id, model, per_batch, after)
+            if not rows:
+                break
+            after = rows[-1][0]
+            todo = {c.content_hash: c for _, c in rows}
+            texts: list[str] = []
+            spans: list[tuple[str, int, int]] = []
+            for h, c in todo.items():
+                found = units.units(c.text)[: units.MAX_UNITS]
+                n = len(found) if len(found) > 1 else 0
+                spans.append((h, len(texts), n))
+                where = list(dict.fromkeys([c.title, *c.heading_path]))
+                texts += [units.embedding_text(where, u) for u in found[:n]]
+            try:
+                vecs = self.embedder.embed(texts) if texts else np.zeros((0, self.embedder.dim))
+            except EmbedderError as e:
+                self.embed_error = str(e)
+                log.warning("embedding stopped: %s", e)
+                break
+            with self._failing_writes():
+                self.store.put_unit_vectors(model, [(h, vecs[i : i + n]) for h, i, n in spans])
+            done += len(todo)
+            if progress:
+                progress("units", done, total)
+        return 0
+
+    def chunk_vectors(self, keys: list[int]) -> dict[int, np.ndarray]:
+        """Stored passage vectors by chunk key (for scoring passages only one retriever found)."""
+        if self.embedder is None or not keys:
+            return {}
+        found, vecs = self.store.vectors_for(self.embedder.id, keys)
+        return dict(zip(found, vecs, strict=True))
+
+    def unit_vectors(self, hashes: list[str]) -> dict[str, np.ndarray]:
+        """Stored unit vectors (units × dim) of these passages, by content hash."""
+        if self.embedder is None:
+            return {}
+        return self.store.unit_vectors(self._units_model(), hashes)
+
+    def _units_model(self) -> str:
+        assert self.embedder is not None
+        return f"{self.embedder.id}/{units.VERSION}"
 
     def pending_vectors(self) -> int:
         if self.embedder is None or self.vectors is None:
@@ -366,7 +424,9 @@ class Index:
         latin, _ = query_terms(question)
         missing = set(self.lexical.unknown_terms([t for t in latin if len(t) >= 3], []))
         words = dict.fromkeys(
-            w for w in re.findall(r"[A-Za-z][\w.+#-]*", question) if set(latin_terms(w)) & missing
+            w
+            for w in re.findall(r"[A-Za-z][A-Za-z0-9_.+#-]*", question)
+            if set(latin_terms(w)) & missing
         )
         return list(words) or sorted(missing)
 
@@ -474,6 +534,8 @@ class Index:
         if not self.read_only:
             with self.store.transaction() as db:
                 self.store.set_meta(db, "embedding", model)
+                # unit vectors of another model or another way of splitting units are stale
+                db.execute("DELETE FROM unit_vectors WHERE model != ?", (self._units_model(),))
         self.vectors = Vectors(path, self.embedder.dim)
         keys, vecs = self.store.vectors_for(self.embedder.id)
         have = self.vectors.keys()

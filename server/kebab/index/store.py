@@ -34,6 +34,9 @@ CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(content_hash);
 CREATE TABLE IF NOT EXISTS embeddings (
   content_hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL,
   PRIMARY KEY (content_hash, model));
+CREATE TABLE IF NOT EXISTS unit_vectors (
+  content_hash TEXT NOT NULL, model TEXT NOT NULL, n INTEGER NOT NULL, vectors BLOB NOT NULL,
+  PRIMARY KEY (content_hash, model));
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 """
 
@@ -273,6 +276,57 @@ class Store:
         if not rows:
             return [], np.zeros((0, 0), dtype=np.float32)
         return out_keys, np.frombuffer(b"".join(rows), dtype=np.float32).reshape(len(rows), -1)
+
+    # unit vectors: one float16 matrix per passage, a row per quotable unit ------------------
+    def pending_units(
+        self, model: str, units_model: str, limit: int, after_key: int = -1
+    ) -> list[tuple[int, Chunk]]:
+        """(key, chunk) of chunks after `after_key` that have a passage vector of `model` but no
+        unit vectors of `units_model` yet: units are filled after passages, so search has
+        passages first."""
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT {_CHUNK_COLS} FROM chunks c WHERE c.key > ? AND EXISTS (SELECT 1 FROM "
+                "embeddings e WHERE e.content_hash=c.content_hash AND e.model=?) AND NOT EXISTS "
+                "(SELECT 1 FROM unit_vectors u WHERE u.content_hash=c.content_hash AND u.model=?) "
+                "ORDER BY c.key LIMIT ?",
+                (after_key, model, units_model, limit),
+            ).fetchall()
+        return [(r[0], _chunk(r)) for r in rows]
+
+    def count_pending_units(self, model: str) -> int:
+        with self.lock:
+            return int(
+                self.db.execute(
+                    "SELECT count(DISTINCT content_hash) FROM chunks c WHERE NOT EXISTS (SELECT 1 "
+                    "FROM unit_vectors u WHERE u.content_hash=c.content_hash AND u.model=?)",
+                    (model,),
+                ).fetchone()[0]
+            )
+
+    def put_unit_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
+        """(content hash, units × dim matrix) per passage; an empty matrix marks "nothing to
+        add" (a one-unit passage, whose passage vector says it all)."""
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO unit_vectors VALUES (?, ?, ?, ?)",
+                [(h, model, len(m), m.astype(np.float16).tobytes()) for h, m in rows],
+            )
+
+    def unit_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Content hash → float32 units × dim, for the passages that have unit vectors."""
+        hashes = list(dict.fromkeys(hashes))
+        out: dict[str, np.ndarray] = {}
+        with self.lock:
+            for i in range(0, len(hashes), 500):
+                part = hashes[i : i + 500]
+                q = (
+                    "SELECT content_hash, n, vectors FROM unit_vectors WHERE model=? AND n>0 "
+                    f"AND content_hash IN ({','.join('?' * len(part))})"
+                )
+                for h, n, blob in self.db.execute(q, (model, *part)):
+                    out[h] = np.frombuffer(blob, dtype=np.float16).astype(np.float32).reshape(n, -1)
+        return out
 
     def count_embedded_chunks(self, model: str) -> int:
         with self.lock:

@@ -23,6 +23,7 @@ class Evidence(msgspec.Struct, frozen=True):
     start_line: int
     end_line: int
     text: str
+    content_hash: str = ""  # the passage's, when `text` is all of it (finds its unit vectors)
 
 
 class Message(msgspec.Struct, frozen=True):
@@ -61,12 +62,15 @@ def is_generative(model: LanguageModel) -> bool:
     return model.backend != "extractive"
 
 
-def make_llm(cfg: LLMConfig, embedder: object | None = None) -> LanguageModel:
-    """The model a config asks for. The extractive answerer reuses the index's embedder."""
+def make_llm(
+    cfg: LLMConfig, embedder: object | None = None, unit_vectors: object | None = None
+) -> LanguageModel:
+    """The model a config asks for. The extractive answerer reuses the index's embedder and its
+    stored unit vectors (`Index.unit_vectors`)."""
     if cfg.backend == "extractive":
         from kebab.llm.extractive import Extractive
 
-        return Extractive(embedder)
+        return Extractive(embedder, unit_vectors)
     from kebab.llm.http import HttpChat
 
     return HttpChat(cfg)

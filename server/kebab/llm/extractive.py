@@ -1,23 +1,28 @@
-"""The embedded default answerer: quotes the evidence's best sentences, each cited `[#n]`.
+"""The embedded default answerer: quotes the evidence's best units, each cited `[#n]`.
 
-No model server, deterministic. Sentences (list items, table rows, a description line with the
-command under it) are scored by meaning (the index's embedding model) and by the question's terms.
-It refuses, in the question's language, when the evidence does not carry the question's key terms
-(names, numbers, identifiers, quoted words) or is too weak in both meaning and wording: the
-pipeline reads that refusal as `llm_self_judge`.
+No model server, deterministic. Units (whole sentences, list items, table rows with their header,
+a description line with the command under it: `kebab.units`) are scored by meaning (the unit
+vectors stored with the index, or the index's embedding model when a passage has none), by the
+question's terms, and by whether they hold the kind of thing asked for (a number for "which port",
+a flag for "which option", a command for "how do I"). Extra units come from the best unit's own
+passage, so an answer does not splice sentences from unrelated notes. Index notes (lists of
+links) are never quoted. It refuses, in the question's language, when the evidence lacks the
+question's key terms (names, numbers, identifiers, quoted words) or when its best unit is too weak
+for the embedding model it was measured with: the pipeline reads that refusal as `llm_self_judge`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kebab.llm import Evidence, GenerateRequest
-from kebab.text import cjk_terms, latin_terms, query_terms
+from kebab.text import cjk_terms, is_korean, latin_terms, query_terms
+from kebab.units import embedding_text, is_navigation, units
 
 if TYPE_CHECKING:
     from kebab.embed import Embedder
@@ -25,83 +30,156 @@ if TYPE_CHECKING:
 REFUSAL_EN = "The notes do not contain enough evidence to answer this question."
 REFUSAL_KO = "노트에 이 질문에 답할 근거가 부족합니다."
 
-MIN_SUPPORT = 0.36  # combined meaning + wording score of the best sentence (fixtures, README)
-_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣\"'`(\[])|(?<=[다요음함])\.\s+")
-# Questions whose answer is a quantity, a time or a version: prefer sentences with a number.
-_ASKS_NUMBER = re.compile(
-    r"\b(how (much|many|long|often|old|big|large)|what (time|port|version|size"
-    r"|percentage)|when|which (port|version))\b|얼마|몇|언제|시간|크기|버전|포트",
-    re.IGNORECASE,
-)
-_NUMBER = re.compile(r"\d")
-_LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+# The best unit's combined score below which the answerer refuses, per embedding model (the
+# cosine scale is the model's own). Unknown models: no meaning-based refusal, only key terms.
+MIN_SUPPORT = {"use-multilingual-v3": 0.36}
+UnitVectors = Callable[[list[str]], dict[str, np.ndarray]]
+
+# What a question asks for, and what a unit holding it looks like.
+_WANTS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
+    (  # a version
+        re.compile(r"\bversions?\b|\breleases?\b|버전|릴리스", re.I),
+        re.compile(r"\b\d+\.\d+(\.\d+)?\b"),
+    ),
+    (  # a quantity, a time, a port, a size, a status code
+        re.compile(
+            r"\b(how (much|many|long|often|old|big|large)|what (time|port|size|percentage"
+            r"|status)|which (port|status)|default|limit|maximum|minimum|timeout)\b"
+            r"|얼마|몇|언제|크기|포트|기본값|최대|최소|상태 ?코드",
+            re.I,
+        ),
+        re.compile(r"\d"),
+    ),
+    (  # an emoji or a symbol
+        re.compile(r"\b(emoji|emojis|icon|symbol|signifier)\b|이모지|아이콘|기호", re.I),
+        re.compile("[\u2190-\u2bff\U0001f000-\U0001faff]"),
+    ),
+    (  # a flag or an option
+        re.compile(
+            r"\b(flag|option|switch|argument|parameter)s?\b|옵션|플래그|인자|매개변수", re.I
+        ),
+        re.compile(r"(^|[\s`])--?[A-Za-z]|`[^`]+=[^`]*`|\b\w+_\w+\b"),
+    ),
+    (  # a command or an instruction
+        re.compile(
+            r"\b(how (do|can|should|would) (i|you|we)|how to|command|run|install|configure"
+            r"|set up|enable|disable)\b|어떻게|방법|명령|하려면|설정",
+            re.I,
+        ),
+        re.compile(r"`[^`]+`"),
+    ),
+]
+# Quoted text, identifiers and numbers, and capitalised names not starting a sentence. ASCII
+# classes on purpose: a Korean particle is not part of the name (`ReDoc은` names `ReDoc`), and an
+# apostrophe inside "don't" opens no quote.
 _KEY_TERM = re.compile(
-    r"`([^`]+)`|\"([^\"]+)\"|'([^']{2,})'|“([^”]+)”|(\b\w*[_\d]\w*\b)|"
-    r"(?<!^)(?<![.?!]\s)\b([A-Z][a-zA-Z]+[A-Z]?\w*)\b"
+    r"`([^`]+)`|\"([^\"]+)\"|(?:(?<=\s)|^)'([^'\n]{2,})'(?=[\s.,;:?!)]|$)|“([^”]+)”|"
+    r"(?<![A-Za-z0-9])([A-Za-z0-9]*[_\d][A-Za-z0-9_.]*)|"
+    r"(?<!^)(?<![.?!]\s)(?<![A-Za-z0-9])([A-Z][a-zA-Z]+[A-Z]?[A-Za-z0-9]*)"
 )
 
 
 class Extractive:
     backend = "extractive"
-    id = "extractive-v1"
+    id = "extractive-v2"
     context_tokens = 1_000_000
 
-    def __init__(self, embedder: Embedder | None) -> None:
+    def __init__(self, embedder: Embedder | None, unit_vectors: UnitVectors | None = None) -> None:
         self._embedder = embedder
+        self._unit_vectors = unit_vectors
 
     async def aclose(self) -> None:
         return None
 
     async def stream(self, request: GenerateRequest) -> AsyncIterator[str]:
-        # Scoring embeds every candidate sentence: a worker thread keeps the event loop free.
+        # Scoring may embed sentences of passages without stored unit vectors: a worker thread.
         answer = await asyncio.to_thread(self.answer, request.question, request.evidence)
         for line in answer.splitlines(keepends=True):
             yield line
 
     def answer(self, question: str, evidence: list[Evidence]) -> str:
-        korean = bool(_HANGUL.search(question))
-        refusal = REFUSAL_KO if korean else REFUSAL_EN
-        units = [(ev, u) for ev in evidence for u in sentence_units(ev.text)]
-        if not units:
+        refusal = REFUSAL_KO if is_korean(question) else REFUSAL_EN
+        content = [ev for ev in evidence if not is_navigation(ev.text)] or evidence
+        found = [(ev, u) for ev in content for u in units(ev.text)]
+        if not found:
             return refusal
         if missing_key_terms(question, " ".join(ev.text for ev in evidence)):
             return refusal
-        scores = self._scores(question, units)
-        order = sorted(range(len(units)), key=lambda i: (-scores[i], units[i][0].marker, i))
+        scores = self._scores(question, found)
+        order = sorted(range(len(found)), key=lambda i: (-scores[i], found[i][0].marker, i))
         best = scores[order[0]]
-        if best < MIN_SUPPORT:
+        floor = MIN_SUPPORT.get(self._embedder.id if self._embedder else "", 0.0)
+        if best < floor:
             return refusal
-        chosen = [i for i in order[:3] if scores[i] >= best * 0.9]
-        chosen.sort(key=lambda i: (units[i][0].marker, i))
-        lines = []
-        for i in chosen:
-            ev, unit = units[i]
-            lines.append(f"{_as_line(unit)} [#{ev.marker}]")
-        return "\n".join(lines)
+        top = found[order[0]][0]
+        # The best unit, the unit right after it (a fact often follows the sentence that
+        # introduces it: "... cache CORS responses. Defaults to 600."), and the passage's other
+        # strong units. More units come only from the best unit's passage, so no sentence from
+        # another note is spliced in; one from another section of the same note only when it is
+        # nearly as strong as the best (two-section questions).
+        chosen = [order[0]]
+        nxt = order[0] + 1
+        if (
+            nxt < len(found)
+            and found[nxt][0] is top
+            and _continues(question, *(found[i][1] for i in (order[0], nxt)))
+        ):
+            chosen.append(nxt)
+        chosen += [i for i in order[1:6] if found[i][0] is top and scores[i] >= best * 0.9]
+        chosen = list(dict.fromkeys(chosen))[:4]
+        chosen += [
+            i
+            for i in order[1:3]
+            if found[i][0] is not top and found[i][0].path == top.path and scores[i] >= best * 0.95
+        ][:1]
+        chosen.sort(key=lambda i: (found[i][0].marker, i))
+        return "\n".join(f"{_as_line(found[i][1])} [#{found[i][0].marker}]" for i in chosen)
 
     def key_sentences(self, topic: str, ev: Evidence, n: int = 2) -> list[str]:
         """The passage's `n` units that best match `topic`, in reading order, as plain lines;
         prose before code lines."""
-        units = [(ev, u) for u in sentence_units(ev.text)]
-        prose = [(e, u) for e, u in units if not (u.startswith("`") and u.endswith("`"))]
-        units = prose or units
-        if not units:
+        found = [(ev, u) for u in units(ev.text)]
+        prose = [(e, u) for e, u in found if not (u.startswith("`") and u.endswith("`"))]
+        found = prose or found
+        if not found:
             return []
-        scores = self._scores(topic, units)
-        best = sorted(range(len(units)), key=lambda i: (-scores[i], i))[:n]
-        return [_as_line(units[i][1]) for i in sorted(best)]
+        scores = self._scores(topic, found)
+        best = sorted(range(len(found)), key=lambda i: (-scores[i], i))[:n]
+        return [_as_line(found[i][1]) for i in sorted(best)]
 
-    def _scores(self, question: str, units: list[tuple[Evidence, str]]) -> list[float]:
-        cos = [0.0] * len(units)
-        if self._embedder is not None:
-            vecs = self._embedder.embed([question] + [_context(ev) + u for ev, u in units])
-            cos = [float(x) for x in np.asarray(vecs[1:] @ vecs[0])]
+    def _cosines(self, question: str, found: list[tuple[Evidence, str]]) -> list[float]:
+        """Each unit's cosine to the question: stored unit vectors where the passage has them
+        (no embedding at answer time), the embedding model for the rest."""
+        if self._embedder is None:
+            return [0.0] * len(found)
+        stored = (
+            self._unit_vectors([ev.content_hash for ev, _ in found]) if self._unit_vectors else {}
+        )
+        per_passage: dict[int, int] = {}
+        todo: list[int] = []
+        vecs: list[np.ndarray | None] = []
+        for i, (ev, _) in enumerate(found):
+            j = per_passage.get(ev.marker, 0)
+            per_passage[ev.marker] = j + 1
+            mat = stored.get(ev.content_hash)
+            vecs.append(mat[j] if mat is not None and j < len(mat) else None)
+            if vecs[-1] is None:
+                todo.append(i)
+        texts = [question] + [embedding_text(found[i][0].heading_path, found[i][1]) for i in todo]
+        embedded = self._embedder.embed(texts)
+        q = embedded[0]
+        for row, i in enumerate(todo, 1):
+            vecs[i] = embedded[row]
+        return [float(v @ q) if v is not None else 0.0 for v in vecs]
+
+    def _scores(self, question: str, found: list[tuple[Evidence, str]]) -> list[float]:
+        cos = self._cosines(question, found)
         latin, cjk = query_terms(question)
         wanted = set(latin) | set(cjk)
-        wants_number = bool(_ASKS_NUMBER.search(question))
+        wants = [shape for asks, shape in _WANTS if asks.search(question)]
+        names = [t.lower() for t in key_terms(question)]
         out = []
-        for (ev, unit), c in zip(units, cos, strict=True):
+        for (ev, unit), c in zip(found, cos, strict=True):
             have = set(latin_terms(unit)) | set(cjk_terms(unit))
             context = set(latin_terms(_context(ev))) | set(cjk_terms(_context(ev)))
             cover = (
@@ -110,100 +188,54 @@ class Extractive:
                 else 0.0
             )
             prior = 0.04 / ev.marker  # earlier evidence ranked higher by retrieval
-            fits = 0.08 if wants_number and _NUMBER.search(unit) else 0.0
-            out.append(0.65 * c + 0.35 * cover + prior + fits)
+            fits = 0.08 * sum(1 for shape in wants if shape.search(unit)) / max(len(wants), 1)
+            # The question's own identifiers (`max_age`, `root_path_in_servers`) in the unit
+            # itself: the unit about `max_length` next to it is the neighbour, not the answer.
+            named = 0.15 * sum(1 for t in names if t in unit.lower()) / len(names) if names else 0
+            out.append(0.65 * c + 0.35 * cover + prior + fits + named)
         return out
 
 
-def missing_key_terms(question: str, evidence_text: str) -> list[str]:
-    """Names, numbers, identifiers and quoted words of the question that the evidence lacks."""
-    haystack = evidence_text.lower()
-    missing = []
+def _continues(question: str, unit: str, after: str) -> bool:
+    """Whether the unit after the best one completes it: the best is a short lead-in, or the
+    question asks for a kind of thing (a number, a flag) that only the next unit holds."""
+    if len(unit) < 60:
+        return True
+    wants = [shape for asks, shape in _WANTS if asks.search(question)]
+    return any(shape.search(after) for shape in wants) and not any(
+        shape.search(unit) for shape in wants
+    )
+
+
+def key_terms(question: str) -> list[str]:
+    """Names, numbers, identifiers and quoted words of the question (`10` of `10분`)."""
+    out = []
     for match in _KEY_TERM.finditer(question):
-        term = next(g for g in match.groups() if g)
-        if len(term) < 2 or (term.isdigit() and len(term) < 2):
-            continue
-        if term.lower() not in haystack:
-            missing.append(term)
-    return missing
+        term = next(g for g in match.groups() if g).strip(".")
+        if len(term) >= 2:
+            out.append(term)
+    return out
 
 
-def sentence_units(text: str) -> list[str]:
-    """Quotable units of a Markdown passage: sentences, list items, table rows, short code lines.
+def missing_key_terms(question: str, evidence_text: str) -> list[str]:
+    """The question's key terms that the evidence lacks (a plural counts as its singular)."""
+    haystack = evidence_text.lower()
 
-    Wrapped lines are joined first; a unit ending in ':' takes the next one with it (tldr's
-    "Description:" followed by its command); questions written in the notes are not answers.
-    """
-    units: list[str] = []
-    para: list[str] = []
-    header: list[str] = []  # the current table's column names
+    def present(term: str) -> bool:
+        t = term.lower()
+        return t in haystack or (t.endswith("s") and len(t) >= 3 and t[:-1] in haystack)
 
-    def flush() -> None:
-        if para:
-            joined = " ".join(para)
-            if joined.startswith("|") or _LIST_ITEM.match(joined):
-                units.append(joined)
-            else:
-                units.extend(s for s in _SENTENCE_END.split(joined) if s.strip())
-            para.clear()
-
-    in_fence = False
-    for raw in text.split("\n"):
-        line = raw.strip()
-        if line.startswith(("```", "~~~")):
-            flush()
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            if line and len(line) <= 160 and not line.startswith("#"):
-                units.append(f"`{line}`")
-            continue
-        line = re.sub(r"^(>\s*)+", "", line)
-        line = re.sub(r"^\[![A-Za-z-]+\][+-]?\s*", "", line)
-        if re.fullmatch(r"\|?[\-: |]+\|?", line) and "-" in line:  # table separator
-            flush()
-            if units and units[-1].startswith("|"):
-                header = _cells(units.pop())
-            continue
-        if not line or line.startswith("#"):
-            flush()
-            header = []
-            continue
-        if line.startswith("|"):
-            flush()
-            cells = _cells(line)
-            if header and len(cells) == len(header):  # a row reads as "Column: value; ..."
-                units.append(
-                    "; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=True) if c)
-                )
-                continue
-        elif _LIST_ITEM.match(line):
-            flush()
-        para.append(line)
-    flush()
-    merged: list[str] = []
-    for unit in units:
-        if merged and merged[-1].rstrip("*_ ").endswith(":") and len(merged[-1]) < 200:
-            merged[-1] = f"{merged[-1]} {unit}"
-        else:
-            merged.append(unit)
-    return [
-        u for u in merged if len(u) > 3 and not u.rstrip("~*_ ").endswith("?") and "?~~" not in u
-    ]
+    return [t for t in key_terms(question) if not present(t)]
 
 
 def _context(ev: Evidence) -> str:
     return " › ".join(ev.heading_path) + "\n" if ev.heading_path else ""
 
 
-def _cells(row: str) -> list[str]:
-    return [c.strip() for c in row.strip().strip("|").split("|")]
-
-
 def _as_line(unit: str) -> str:
     """A unit as it reads quoted in another note: no list marker, no footnote refs or #tags."""
     unit = re.sub(r"^([-*+]|\d+[.)])\s+", "", unit.strip())
     if unit.startswith("|"):
-        unit = " | ".join(_cells(unit))
+        unit = " | ".join(c.strip() for c in unit.strip().strip("|").split("|"))
     unit = re.sub(r"\[\^[^\]\s]+\]", "", unit)  # the source note's own footnotes point nowhere here
     return re.sub(r"(\s+#[^\W\d][\w/-]*)+\s*$", "", unit)

@@ -110,7 +110,7 @@ async def search(ls: KebabServer, raw: Any) -> Any:
     """`kebab/search`: {hits: [...]} over one folder (`uri`) or all of them, best first."""
     p = params_mod.search_params(raw)
     folders = [target(ls, p.uri, SEARCH)[0]] if p.uri else list(ls.folders)
-    found: list[tuple[Folder, Hit]] = []
+    found: list[tuple[int, Folder, Hit]] = []
     k = p.k
     for folder in folders:
         if folder.indexer is not None:
@@ -121,9 +121,11 @@ async def search(ls: KebabServer, raw: Any) -> Any:
                 hits = await asyncio.to_thread(ws.search, p.query, p.k, p.mode, p.path_glob, p.tag)
         except KebabError as e:
             raise JsonRpcInternalError(str(e)) from None
-        found += [(folder, h) for h in hits]
-    found.sort(key=lambda fh: -fh[1].score)
-    return {"hits": [hit_json(f, h) for f, h in found[: k or 10]]}
+        found += [(rank, folder, h) for rank, h in enumerate(hits)]
+    # Fused scores are normalised per index, so folders interleave by rank; at equal rank the
+    # cosine (the same model in every folder) decides.
+    found.sort(key=lambda rfh: (rfh[0], -(rfh[2].vector_score or 0.0)))
+    return {"hits": [hit_json(f, h) for _, f, h in found[: k or 10]]}
 
 
 async def status(ls: KebabServer, raw: Any = None) -> Any:

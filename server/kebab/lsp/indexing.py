@@ -224,6 +224,8 @@ class Indexer:
                 return
             if phase == "embedding":
                 send(f"{done}/{total} passages embedded", 50 + 50 * done // total, done == total)
+            elif phase == "units":
+                send(f"{done}/{total} passages read sentence by sentence", 100, done == total)
             else:
                 send(f"{done}/{total} files", 50 * done // total, done == total)
 

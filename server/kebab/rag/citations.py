@@ -11,17 +11,22 @@ import re
 
 MARKER = re.compile(r"\[#(\d{1,3})\]")
 
-# "X does not include Y" is a fact about X; only the sources lacking something is a refusal.
-_SOURCES = r"\b(notes?|evidence|passages?|context|sources?|documents?|text|information)\s+"
+# "X does not include Y" or "X carries no information about Y" is a fact about X; only the
+# sources (or the answerer) lacking something is a refusal. Quoted text ('파일을 찾을 수 없음' as an
+# error message) is never read as the model's own voice.
+_SOURCES = r"\b(the )?(notes?|evidence|passages?|context|sources?|documents?|provided text)\s+"
 _LACK = re.compile(
     r"(not enough (evidence|information)|insufficient (evidence|information)|"
-    rf"{_SOURCES}(do|does|did) not (contain|mention|say|include|provide|cover)|"
+    rf"{_SOURCES}(do|does|did) not (contain|mention|say|include|provide|cover|answer)|"
     rf"{_SOURCES}(don't|doesn't|didn't|don’t|doesn’t|didn’t) "
-    r"(contain|mention|say|include|provide|cover)|cannot answer|can't answer|"
-    r"unable to answer|no (relevant )?(information|evidence)|not (mentioned|covered) in|"
-    r"근거가 (부족|없)|근거 부족|정보가 (없|부족)|답할 수 없|알 수 없|언급(이|되어 있지) 없|찾을 수 없)",
+    r"(contain|mention|say|include|provide|cover|answer)|cannot answer|can't answer|"
+    r"unable to answer|\b(there is|there's|i have|i found|contains?|provides?) no (relevant )?"
+    r"(information|evidence)|not (mentioned|covered) in the (notes|evidence|passages|context)|"
+    r"근거가 (부족|없)|근거 부족|(관련 )?(정보|내용)가 (없|부족)|(노트|자료|근거)에 (관련 )?(정보|내용)(이|가) 없|"
+    r"(답할|알|찾을) 수 없(습니다|어요|다\.|음\.))",
     re.IGNORECASE,
 )
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|‘[^’\n]*’|“[^”\n]*”|「[^」\n]*」")
 
 
 def markers(text: str) -> list[int]:
@@ -31,6 +36,7 @@ def markers(text: str) -> list[int]:
 
 def self_declared_lack(text: str) -> bool:
     """The answer says, in its first sentence or in lieu of any citation, that evidence is lacking."""
+    text = _QUOTED.sub("''", text)
     head = re.split(r"(?<=[.!?。])\s+|\n", text.strip(), maxsplit=1)[0]
     return bool(_LACK.search(head)) or (not markers(text) and bool(_LACK.search(text)))
 

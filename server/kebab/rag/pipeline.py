@@ -45,6 +45,7 @@ from kebab.model import (
 from kebab.rag import citations, conflicts, footnotes, hyde, prompt, relevance
 from kebab.rag import store as answers
 from kebab.search import Filters, Fusion, search, term_coverage
+from kebab.text import is_korean
 
 
 class Turn(msgspec.Struct):
@@ -137,7 +138,7 @@ def retrieve(
         mode,
         Filters(),
         cfg.search.candidates,
-        Fusion(rrf_k=cfg.search.rrf_k),
+        Fusion(lexical_weight=cfg.search.lexical_weight),
         vector_query=vector_query,
     )
     if req.path:  # the passage that holds the question is never its own evidence
@@ -154,7 +155,11 @@ def retrieve(
     unknown = index.unknown_words(req.question)
     if not hits:
         refusal = "no_chunks"
-    elif _weak(hits, top_cos, coverage, cfg) or (unknown and top_cos < cfg.rag.unknown_word_cosine):
+    elif (
+        _weak(hits, top_cos, coverage, cfg)
+        or any(_names_something(w, req.question) for w in unknown)
+        or (unknown and top_cos < cfg.rag.unknown_word_cosine)
+    ):
         refusal = "score_gate"
     return Prepared(
         req,
@@ -500,6 +505,19 @@ def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000, 2)
 
 
+def _names_something(word: str, question: str) -> bool:
+    """Whether an unknown word of the question is a name (`Kafka`, `gRPC`, `HEALTHCHECK`,
+    `ssl-keyfile`, `v2`) rather than an everyday word (`phone`, `underneath`): a question about a
+    thing no note names is not answered from notes about its neighbours, however close in
+    meaning they are. A capital that only starts the sentence makes no name."""
+    if any(c.isupper() for c in word[1:]) or any(c.isdigit() or c in "-_." for c in word):
+        return True
+    if not word[:1].isupper():
+        return False
+    at = question.find(word)
+    return at > 0 and not re.search(r"[.?!]\s*$", question[:at])
+
+
 def _weak(hits: list[Hit], top_cos: float, coverage: float, cfg: Config) -> bool:
     """Clearly empty evidence only: weak in meaning and in wording at once."""
     has_vectors = any(h.vector_score is not None for h in hits)
@@ -508,7 +526,7 @@ def _weak(hits: list[Hit], top_cos: float, coverage: float, cfg: Config) -> bool
 
 
 def _refusal_text(question: str, reason: RefusalReason, unknown: list[str]) -> str:
-    korean = any("\uac00" <= ch <= "\ud7a3" for ch in question)
+    korean = is_korean(question)
     if reason == "no_chunks":
         return REFUSE_EMPTY_KO if korean else REFUSE_EMPTY_EN
     text = REFUSE_GATE_KO if korean else REFUSE_GATE_EN

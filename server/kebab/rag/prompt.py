@@ -40,7 +40,13 @@ def pack(hits: list[Hit], budget_tokens: int) -> list[Evidence]:
     used = tokens.count("<evidence>\n</evidence>")
     for hit in hits:
         ev = Evidence(
-            len(out) + 1, hit.path, hit.heading_path, hit.start_line, hit.end_line, hit.text
+            len(out) + 1,
+            hit.path,
+            hit.heading_path,
+            hit.start_line,
+            hit.end_line,
+            hit.text,
+            hit.content_hash,
         )
         overhead = tokens.count(_label(ev)) + tokens.count("\n\n</passage>\n")
         cost = overhead + tokens.count(_escape(hit.text))
@@ -51,7 +57,7 @@ def pack(hits: list[Hit], budget_tokens: int) -> list[Evidence]:
             text = tokens.truncate(hit.text, room)
             while len(text) > 1 and tokens.count(_escape(text)) > room:  # escapes cost tokens
                 text = tokens.truncate(text, tokens.count(text) - 1)
-            ev = msgspec.structs.replace(ev, text=text)
+            ev = msgspec.structs.replace(ev, text=text, content_hash="")
             cost = overhead + tokens.count(_escape(text))
         out.append(ev)
         used += cost

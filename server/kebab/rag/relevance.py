@@ -16,6 +16,7 @@ from kebab.errors import LLMError
 from kebab.llm import LanguageModel, is_generative
 from kebab.model import Hit
 from kebab.rag import calls, prompt
+from kebab.text import is_korean
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def keep(hits: list[Hit], scored: list[float], threshold: float) -> list[Hit]:
 
 def refusal_text(question: str, scored: list[float], threshold: float) -> str:
     best = max(scored, default=0.0)
-    if any("\uac00" <= ch <= "\ud7a3" for ch in question):
+    if is_korean(question):
         return (
             f"관련성 검사에서 찾은 노트 {len(scored)}개가 모두 기준({threshold:g}/10) 미만이라 "
             f"답하지 않습니다 (최고 {best:g})."

@@ -1,0 +1,138 @@
+"""Quotable units of a Markdown passage: whole sentences, list items, table rows, code lines.
+
+One definition serves the index (each unit of a passage gets its own vector, the evidence that a
+passage holds the answer somewhere inside it) and the extractive answerer (which quotes units).
+A unit is never a fragment: sentences are split only at a sentence end outside brackets, quotes
+and code, never after an abbreviation ("e.g.", "v2."); fence markers are never units; a table
+row reads with its header ("Column: value; ..."); a line ending in ':' takes the next unit with
+it (tldr's "Description:" and its command).
+"""
+
+from __future__ import annotations
+
+import re
+
+_LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
+_QUOTE = re.compile(r"^(>\s*)+")
+_CALLOUT = re.compile(r"^\[![A-Za-z-]+\][+-]?\s*")
+_TABLE_RULE = re.compile(r"\|?[\-: |]+\|?")
+_FENCE = re.compile(r"^(```|~~~)")
+# Words after which a period does not end a sentence.
+_ABBREV = re.compile(
+    r"(\b(e\.g|i\.e|etc|vs|cf|approx|incl|resp|fig|no|nr|mr|mrs|dr|st|ca|al)\.|\b[A-Za-z]\.)$",
+    re.IGNORECASE,
+)
+_END = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣\"'`(\[*_])|(?<=[다요음함죠까][.!?])\s+")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_INCLUDE = re.compile(r"\{[*!%][^{}\n]*[*!%]\}")  # mkdocs / snippet includes: `{* file.py *}`
+_LINK_ONLY = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)|[\s,;·|/-])+$")
+MAX_UNITS = 24  # units embedded per passage (the rest are still quotable)
+# Stored unit vectors are rows in the order `units()` returns: any change to the splitting
+# changes this, and vectors made by another version are recomputed rather than misread.
+VERSION = "units-1"
+
+
+def units(text: str) -> list[str]:
+    """The passage's quotable units in reading order; questions written in the notes (lines
+    ending in '?') and links with no words of their own are not answers, so they are left out."""
+    out: list[str] = []
+    para: list[str] = []
+    header: list[str] = []  # the current table's column names
+
+    def flush() -> None:
+        if para:
+            joined = " ".join(para)
+            if joined.startswith("|") or _LIST_ITEM.match(joined):
+                out.append(joined)
+            else:
+                out.extend(split_sentences(joined))
+            para.clear()
+
+    in_fence = False
+    for raw in _INCLUDE.sub("", _HTML_COMMENT.sub("", text)).split("\n"):
+        line = _CALLOUT.sub("", _QUOTE.sub("", raw.strip())).strip()
+        if _FENCE.match(line):
+            flush()
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            if line and len(line) <= 160 and not line.startswith("#"):
+                out.append(f"`{line}`")
+            continue
+        if _TABLE_RULE.fullmatch(line) and "-" in line:
+            flush()
+            if out and out[-1].startswith("|"):
+                header = _cells(out.pop())
+            continue
+        if not line or line.startswith("#"):
+            flush()
+            header = []
+            continue
+        if line.startswith("|"):
+            flush()
+            cells = _cells(line)
+            if header and len(cells) == len(header):
+                out.append("; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=True) if c))
+                continue
+        elif _LIST_ITEM.match(line):
+            flush()
+        para.append(line)
+    flush()
+    merged: list[str] = []
+    for unit in out:
+        if merged and merged[-1].rstrip("*_ ").endswith(":") and len(merged[-1]) < 200:
+            merged[-1] = f"{merged[-1]} {unit}"
+        else:
+            merged.append(unit)
+    return [u for u in merged if _quotable(u)]
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    """Sentences of one paragraph, split only where a sentence really ends."""
+    pieces: list[str] = []
+    start = 0
+    for m in _END.finditer(paragraph):
+        before = paragraph[start : m.start()]
+        if _ABBREV.search(before) or not _balanced(before):
+            continue
+        pieces.append(before.strip())
+        start = m.end()
+    pieces.append(paragraph[start:].strip())
+    return [p for p in pieces if p]
+
+
+def embedding_text(heading_path: list[str], unit: str) -> str:
+    """What the embedding model sees for one unit: where it sits, then the unit."""
+    return (" › ".join(heading_path) + "\n" if heading_path else "") + unit
+
+
+def is_navigation(text: str) -> bool:
+    """A passage that is mostly a list of links (an index or "map of content" note): it points
+    at answers but states none, so it ranks after passages with content and is never quoted."""
+    lines = [
+        ln.strip() for ln in text.split("\n") if ln.strip() and not ln.lstrip().startswith("#")
+    ]
+    if len(lines) < 3:
+        return False
+    links = sum(1 for ln in lines if _LINK_ONLY.match(_LIST_ITEM.sub("", ln)))
+    return links >= 0.6 * len(lines)
+
+
+def _quotable(unit: str) -> bool:
+    bare = _LIST_ITEM.sub("", unit).strip()
+    if len(bare) <= 3 or _LINK_ONLY.match(bare):
+        return False
+    return not unit.rstrip("~*_ ").endswith("?") and "?~~" not in unit
+
+
+def _balanced(text: str) -> bool:
+    """No bracket or code span left open (a period inside `(e.g. [#1])` ends nothing)."""
+    return (
+        text.count("(") <= text.count(")")
+        and text.count("[") <= text.count("]")
+        and text.count("`") % 2 == 0
+    )
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]

@@ -1,0 +1,123 @@
+"""The units the index embeds and the extractive answerer quotes: whole, clean, and the right one.
+
+Pinned because a user reads them verbatim: a sentence cut at "e.g.", a fence marker, a table
+cell without its column, or the sentence next to the fact are what made answers unreadable.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kebab.embed.use import UniversalSentenceEncoder
+from kebab.llm import Evidence
+from kebab.llm.extractive import Extractive
+from kebab.rag.citations import self_declared_lack
+from kebab.units import is_navigation, units
+
+
+def test_sentences_are_never_cut_at_abbreviations_or_inside_brackets() -> None:
+    text = (
+        "Use a filter (e.g. `done before tomorrow`) to hide tasks. Version 2.1 added it, "
+        "i.e. in February 2022. Then it ships."
+    )
+    assert units(text) == [
+        "Use a filter (e.g. `done before tomorrow`) to hide tasks.",
+        "Version 2.1 added it, i.e. in February 2022.",
+        "Then it ships.",
+    ]
+
+
+def test_fence_markers_are_never_units_even_inside_quotes_and_callouts() -> None:
+    text = "> [!example]\n> Completed twice:\n> ```text\n> - [x] walk the dog\n> ```\n"
+    found = units(text)
+    assert found == ["Completed twice: `- [x] walk the dog`"]
+    assert not any("```" in u for u in found)
+
+
+def test_table_rows_read_with_their_header() -> None:
+    text = "| Abbreviation | Expanded Text |\n| --- | --- |\n| `tm` | `tomorrow` |\n"
+    assert units(text) == ["Abbreviation: `tm`; Expanded Text: `tomorrow`"]
+
+
+def test_comments_includes_and_bare_links_are_not_quotable() -> None:
+    text = (
+        "<!-- placeholder to force blank line -->\nRun the server.\n\n"
+        "{* ../../docs_src/app/tutorial001.py hl[3] *}\n\n- [[Dates]]\n- [Filters](filters.md)\n"
+    )
+    assert units(text) == ["Run the server."]
+
+
+def test_a_list_of_links_is_navigation_and_prose_is_not() -> None:
+    index = "# Index\n\n- [[Backups]]\n- [[Restore]]\n- [[Redis]]\n- [[Nginx]]\n"
+    assert is_navigation(index)
+    assert not is_navigation("# Backups\n\nThe backup runs at 02:30.\nSee [[Restore]].\n")
+
+
+def _ev(marker: int, heading: str, text: str) -> Evidence:
+    return Evidence(marker, "n.md", [heading], 1, 10, text)
+
+
+@pytest.mark.parametrize(
+    ("question", "fact"),
+    [
+        ("What is the default max_age for CORS?", "600"),
+        ("Which version added the done date?", "1.4.0"),
+        ("Which emoji marks a due date?", "📅"),
+    ],
+)
+def test_the_answer_quotes_the_unit_holding_the_asked_for_token(
+    embedder: UniversalSentenceEncoder, question: str, fact: str
+) -> None:
+    passage = _ev(
+        1,
+        "Options",
+        "`max_length` limits the length of a string and is often set to 50.\n\n"
+        "`max_age` sets how long browsers cache CORS responses. Defaults to `600`.\n\n"
+        "The done date was added in version 1.4.0 of the plugin.\n\n"
+        "Due dates are marked with the 📅 emoji, start dates with 🛫.\n",
+    )
+    answer = Extractive(embedder).answer(question, [passage])
+    assert fact in answer.splitlines()[0] or any(fact in line for line in answer.splitlines()), (
+        answer
+    )
+
+
+def test_the_answer_does_not_splice_in_a_weaker_sentence_from_another_note(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    backup = _ev(1, "Backups", "The nightly backup runs at 02:30 every day.")
+    index = _ev(2, "Index", "- [[Backups]]\n- [[Restore]]\n- [[Nightly jobs]]\n")
+    other = _ev(3, "Cooking", "Simmer the stew for ten minutes every night.")
+    answer = Extractive(embedder).answer(
+        "When does the nightly backup run?", [backup, index, other]
+    )
+    assert answer == "The nightly backup runs at 02:30 every day. [#1]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The session cookie carries no information about the user [#1].",
+        "The text does not include a header row, so the first line is data [#1].",
+        "'파일을 찾을 수 없음' 오류는 경로가 잘못되었을 때 납니다 [#1].",
+        "Tasks does not support times in due dates [#1].",
+        "이 설정은 재시작 없이 적용되지 않습니다 [#1].",
+    ],
+)
+def test_factual_negatives_are_not_refusals(text: str) -> None:
+    assert not self_declared_lack(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The notes do not contain enough evidence to answer this question.",
+        "노트에 이 질문에 답할 근거가 부족합니다.",
+        "The provided passages don't mention Todoist.",
+        "There is no information about rate limiting in the notes.",
+        "노트에서 관련 정보를 찾을 수 없습니다.",
+        "제공된 자료에 관련 내용이 없습니다.",
+    ],
+)
+def test_a_model_saying_its_evidence_is_lacking_is_a_refusal(text: str) -> None:
+    assert self_declared_lack(text)
