@@ -56,11 +56,14 @@ class RagConfig(msgspec.Struct, forbid_unknown_fields=True):
     max_context_tokens: int = 8000
     reserve_tokens: int = 512
     # Refuse without calling a model when the best vector hit is below this cosine AND no
-    # lexical hit matched a meaningful share of the question's terms. Measured on fixtures.
-    min_cosine: float = 0.16
+    # lexical hit matched a meaningful share of the question's words. A cosine means something
+    # only on the scale of the model it was measured with: unset, kebab uses the value measured
+    # for the index's embedding model (`rag.pipeline.CALIBRATED`), and with a model it has no
+    # measurement for it gates on wording alone.
+    min_cosine: float | None = None
     # A question naming a word no note contains (e.g. "croissant", "Redis") is refused unless
-    # its best vector match is at least this close.
-    unknown_word_cosine: float = 0.50
+    # its best vector match is at least this close (names such as "Kafka" always are).
+    unknown_word_cosine: float | None = None
     min_lexical_coverage: float = 0.34
     prompt_template_version: str = "rag-v1"
     # Extras (issue 8), each off by default and skipped with the extractive backend; each is one

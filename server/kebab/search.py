@@ -21,7 +21,7 @@ import pathspec
 
 from kebab.index import Index
 from kebab.model import Chunk, Hit, SearchMode
-from kebab.text import cjk_terms, is_korean, latin_terms, query_terms
+from kebab.text import coverage, is_korean, query_words, terms_of
 from kebab.units import is_navigation
 
 
@@ -177,13 +177,8 @@ def _min_max(scores: dict[int, float]) -> dict[int, float]:
 
 
 def term_coverage(question: str, text: str) -> float:
-    """Share of the question's content terms that occur in `text` (0..1), any script."""
-    latin, cjk = query_terms(question)
-    wanted = set(latin) | set(cjk)
-    if not wanted:
-        return 0.0
-    have = set(latin_terms(text)) | set(cjk_terms(text))
-    return len(wanted & have) / len(wanted)
+    """Share of the question's content words that occur in `text` (0..1), any script."""
+    return coverage(query_words(question), terms_of(text))
 
 
 def _hit(

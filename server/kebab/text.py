@@ -207,6 +207,18 @@ def korean_query_words(question: str) -> str:
     return " ".join(out)
 
 
+def cjk_weights(question: str) -> dict[str, float]:
+    """Each query bigram's weight, so that a Korean word counts once however long it is: the
+    four bigrams of a five-syllable word are not four times one two-syllable word (a note's
+    title word would otherwise outvote the word that names the answer)."""
+    weights: dict[str, float] = {}
+    for word in korean_query_words(question).split():
+        grams = cjk_terms(word)
+        for g in grams:
+            weights[g] = max(weights.get(g, 0.0), 1.0 / len(grams))
+    return weights
+
+
 def query_terms(question: str) -> tuple[list[str], list[str]]:
     """(latin, cjk) distinct query terms; stopwords dropped unless nothing else is left."""
     latin = list(dict.fromkeys(latin_terms(question)))
@@ -226,3 +238,31 @@ def is_korean(text: str) -> bool:
     `CORSMiddleware allow_credentials 설정하려면?` is a Korean question."""
     words = _WORD.findall(text[:2000])
     return bool(words) and sum(1 for w in words if _HANGUL.search(w)) * 5 >= len(words)
+
+
+def query_words(question: str) -> list[frozenset[str]]:
+    """The question's content words, each as the set of terms it is indexed as (one stemmed
+    Latin term, or a Korean word's bigrams): the unit of `coverage`."""
+    latin, _ = query_terms(question)
+    words = [frozenset([t]) for t in latin]
+    words += [frozenset(cjk_terms(w)) for w in korean_query_words(question).split()]
+    return [w for w in words if w]
+
+
+def coverage(words: list[frozenset[str]], have: set[str], context: set[str] | None = None) -> float:
+    """Share of the question's words found in `have` (0..1), each word counting once; a Korean
+    word counts by the share of its bigrams present; a word found only in `context` (the
+    passage's headings) counts half."""
+    if not words:
+        return 0.0
+    context = context or set()
+    total = 0.0
+    for w in words:
+        inside = len(w & have) / len(w)
+        total += max(inside, 0.5 * len(w & context) / len(w))
+    return total / len(words)
+
+
+def terms_of(text: str) -> set[str]:
+    """Every term `text` is indexed as, any script."""
+    return set(latin_terms(text)) | set(cjk_terms(text))

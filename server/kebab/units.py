@@ -29,7 +29,7 @@ _LINK_ONLY = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)|[\s,;·|/-])+$")
 MAX_UNITS = 24  # units embedded per passage (the rest are still quotable)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
-VERSION = "units-1"
+VERSION = "units-2"
 
 
 def units(text: str) -> list[str]:
@@ -78,12 +78,20 @@ def units(text: str) -> list[str]:
             flush()
         para.append(line)
     flush()
+    # A lead-in ending in ':' takes what it introduces: the next unit, or a whole short list
+    # ("allowed characters: a-z; 0-9; _; -"), so the quote holds the answer and not its preface.
     merged: list[str] = []
+    lead = False  # the last merged unit is a lead-in still taking list items
     for unit in out:
+        item = _LIST_ITEM.match(unit)
         if merged and merged[-1].rstrip("*_ ").endswith(":") and len(merged[-1]) < 200:
-            merged[-1] = f"{merged[-1]} {unit}"
+            merged[-1] = f"{merged[-1]} {_LIST_ITEM.sub('', unit)}"
+            lead = bool(item)
+        elif lead and item and len(merged[-1]) < 400:
+            merged[-1] = f"{merged[-1]}; {_LIST_ITEM.sub('', unit)}"
         else:
             merged.append(unit)
+            lead = False
     return [u for u in merged if _quotable(u)]
 
 

@@ -39,7 +39,7 @@ from kebab.model import (
     IndexSummary,
     Skipped,
 )
-from kebab.text import latin_terms
+from kebab.text import cjk_weights, latin_terms
 
 log = logging.getLogger(__name__)
 
@@ -417,10 +417,12 @@ class Index:
     # reading ---------------------------------------------------------------------------------
     def lexical_search(self, question: str, limit: int) -> list[tuple[int, float]]:
         latin, cjk = query_terms(question)
-        return self.lexical.search(latin, cjk, limit)
+        return self.lexical.search(latin, cjk, limit, cjk_weights(question))
 
     def unknown_words(self, question: str) -> list[str]:
-        """The question's Latin-script content words (3+ letters) that no note contains."""
+        """The question's Latin-script content words (3+ letters) that no note contains. Korean
+        words are not judged: a Korean word missing from the Korean notes is no evidence that
+        the English notes lack the thing (`백업` asked of notes that say "backup")."""
         latin, _ = query_terms(question)
         missing = set(self.lexical.unknown_terms([t for t in latin if len(t) >= 3], []))
         words = dict.fromkeys(

@@ -66,8 +66,15 @@ class Lexical:
             raise
         self.index.reload()
 
-    def search(self, latin: list[str], cjk: list[str], limit: int) -> list[tuple[int, float]]:
-        """(chunk key, BM25 score) best first; empty when the question has no usable terms."""
+    def search(
+        self,
+        latin: list[str],
+        cjk: list[str],
+        limit: int,
+        weights: dict[str, float] | None = None,
+    ) -> list[tuple[int, float]]:
+        """(chunk key, BM25 score) best first; empty when the question has no usable terms.
+        `weights` scales a term's clause (CJK bigrams: a word counts once, `text.cjk_weights`)."""
         # One clause per term: the best of its fields plus a share of the others, so a word that
         # is both a note's title and its path (tldr: every page) is not counted three times over.
         schema = self.index.schema
@@ -78,7 +85,9 @@ class Lexical:
         ):
             for term in terms:
                 per_field = [_boosted(tantivy.Query.term_query(schema, f, term), f) for f in fields]
-                clauses.append(tantivy.Query.disjunction_max_query(per_field, TIE_BREAKER))
+                clause = tantivy.Query.disjunction_max_query(per_field, TIE_BREAKER)
+                w = (weights or {}).get(term, 1.0)
+                clauses.append(clause if w == 1.0 else tantivy.Query.boost_query(clause, w))
         if not clauses:
             return []
         query = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in clauses])

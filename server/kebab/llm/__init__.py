@@ -24,6 +24,7 @@ class Evidence(msgspec.Struct, frozen=True):
     end_line: int
     text: str
     content_hash: str = ""  # the passage's, when `text` is all of it (finds its unit vectors)
+    score: float = 0.0  # retrieval's fused score (0..1): how sure search is of this passage
 
 
 class Message(msgspec.Struct, frozen=True):

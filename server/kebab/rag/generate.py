@@ -223,7 +223,7 @@ def _result(
             p.trace_id,
             cfg.search.mode,
             K,
-            cfg.rag.min_cosine,
+            pipeline.gate_cosines(cfg, index.embedder.id if index.embedder else None)[0] or 0.0,
             round(p.top_cosine, 4),
             len(p.hits),
             len(p.evidence),

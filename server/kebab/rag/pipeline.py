@@ -94,6 +94,21 @@ OnText = Callable[[str], None]
 _KB_REFERENCE = re.compile(r"\[\^kb-\d+\](?!:)")
 OnConflicts = Callable[[list[Conflict]], None]
 
+# Gate cosines per embedding model, measured on that model's scale (fixtures and the dev half of
+# fixtures/eval): (min_cosine, unknown_word_cosine).
+CALIBRATED = {"use-multilingual-v3": (0.16, 0.50)}
+
+
+def gate_cosines(cfg: Config, embedder_id: str | None) -> tuple[float | None, float | None]:
+    """(min_cosine, unknown_word_cosine) for this index: set in the config, or measured for its
+    embedding model, or None (no cosine-based refusal for a model never measured)."""
+    measured = CALIBRATED.get(embedder_id or "", (None, None))
+    return (
+        cfg.rag.min_cosine if cfg.rag.min_cosine is not None else measured[0],
+        cfg.rag.unknown_word_cosine if cfg.rag.unknown_word_cosine is not None else measured[1],
+    )
+
+
 REFUSE_GATE_EN = "No passage in the notes is close enough to this question to answer it."
 REFUSE_GATE_KO = "노트에서 이 질문에 답할 만큼 가까운 내용을 찾지 못했습니다."
 REFUSE_EMPTY_EN = "The workspace index has no passages yet."
@@ -153,12 +168,13 @@ def retrieve(
     )
     refusal: RefusalReason | None = None
     unknown = index.unknown_words(req.question)
+    min_cos, unknown_cos = gate_cosines(cfg, index.embedder.id if index.embedder else None)
     if not hits:
         refusal = "no_chunks"
     elif (
-        _weak(hits, top_cos, coverage, cfg)
+        _weak(hits, top_cos, coverage, cfg, min_cos)
         or any(_names_something(w, req.question) for w in unknown)
-        or (unknown and top_cos < cfg.rag.unknown_word_cosine)
+        or (unknown and unknown_cos is not None and top_cos < unknown_cos)
     ):
         refusal = "score_gate"
     return Prepared(
@@ -360,7 +376,7 @@ def finish(
             p.trace_id,
             req.mode or cfg.search.mode,
             req.k or cfg.search.k,
-            cfg.rag.min_cosine,
+            gate_cosines(cfg, embedder.id if embedder else None)[0] or 0.0,
             round(p.top_cosine, 4),
             len(p.hits),
             len(p.evidence),
@@ -518,10 +534,12 @@ def _names_something(word: str, question: str) -> bool:
     return at > 0 and not re.search(r"[.?!]\s*$", question[:at])
 
 
-def _weak(hits: list[Hit], top_cos: float, coverage: float, cfg: Config) -> bool:
+def _weak(
+    hits: list[Hit], top_cos: float, coverage: float, cfg: Config, min_cos: float | None
+) -> bool:
     """Clearly empty evidence only: weak in meaning and in wording at once."""
     has_vectors = any(h.vector_score is not None for h in hits)
-    weak_meaning = (not has_vectors) or top_cos < cfg.rag.min_cosine
+    weak_meaning = (not has_vectors) or min_cos is None or top_cos < min_cos
     return weak_meaning and coverage < cfg.rag.min_lexical_coverage
 
 

@@ -47,6 +47,7 @@ def pack(hits: list[Hit], budget_tokens: int) -> list[Evidence]:
             hit.end_line,
             hit.text,
             hit.content_hash,
+            hit.score,
         )
         overhead = tokens.count(_label(ev)) + tokens.count("\n\n</passage>\n")
         cost = overhead + tokens.count(_escape(hit.text))
