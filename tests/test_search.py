@@ -239,3 +239,29 @@ def test_a_korean_question_finds_the_english_note_by_meaning(fixture_workspace, 
     hits = ws.search("백업은 몇 시에 실행되나요?", k=3, mode="vector")
     assert "ops/backup.md" in paths(hits)
     assert all(h.vector_score is not None for h in hits)
+
+
+def test_an_index_note_of_links_ranks_after_the_note_it_links_to(notes, write_note, open_workspace):
+    """A "map of content" names every topic; the note that holds the answer comes first."""
+    write_note(
+        notes,
+        "index.md",
+        "# Index\n\n- [[Sourdough starter feeding]]\n- [[Sourdough starter feeding log]]\n"
+        "- [[Bike chain cleaning]]\n- [[Sourdough starter feeding schedule]]\n",
+    )
+    write_note(
+        notes,
+        "kitchen/starter.md",
+        "# Keeping it alive\n\nSourdough starter feeding: feed the starter twice a day with equal weights of "
+        "flour and water; keep it at room temperature. Discard half before each meal, and "
+        "move the jar to the fridge when you bake less than once a week; bring it back a day "
+        "before baking so it doubles again.\n",
+    )
+    write_note(notes, "Bike chain cleaning.md", "# Bike chain cleaning\n\nDegrease, rinse, oil.\n")
+    for i, food in enumerate(("rye bread", "pancakes", "pizza dough")):
+        write_note(notes, f"recipes/{i}.md", f"# {food}\n\nA {food} recipe; sourdough works too.\n")
+    ws = open_workspace(notes)
+    ws.refresh()
+    for mode in ("lexical", "hybrid"):
+        found = paths(ws.search("sourdough starter feeding", k=3, mode=mode))
+        assert found[0] == "kitchen/starter.md", (mode, found)

@@ -12,6 +12,7 @@ from kebab.embed.use import UniversalSentenceEncoder
 from kebab.llm import Evidence
 from kebab.llm.extractive import Extractive
 from kebab.rag.citations import self_declared_lack
+from kebab.text import is_korean
 from kebab.units import is_navigation, units
 
 
@@ -80,6 +81,27 @@ def test_the_answer_quotes_the_unit_holding_the_asked_for_token(
     assert fact in answer.splitlines()[0] or any(fact in line for line in answer.splitlines()), (
         answer
     )
+
+
+def test_a_how_many_question_quotes_the_unit_with_a_number_of_that_thing(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    intro = _ev(1, "김치찌개", "자취할 때부터 계속 끓여 온 돼지고기 김치찌개. 2인분 기준.")
+    steps = _ev(
+        2,
+        "끓이기",
+        "1. 쌀뜨물 500ml와 김칫국물을 넣는다.\n"
+        "2. 센 불에서 끓어오르면 중약불로 줄여 **15분** 끓인다.\n",
+    )
+    answer = Extractive(embedder).answer("김치찌개는 중약불로 몇 분 끓여야 해?", [intro, steps])
+    assert "15분" in answer and "[#2]" in answer and "2인분" not in answer
+
+
+def test_korean_questions_are_korean_with_identifiers_in_them() -> None:
+    assert is_korean("CORSMiddleware allow_credentials 설정하려면?")
+    assert is_korean("Redis 포트는?")
+    assert not is_korean("How do I set allow_credentials in CORSMiddleware?")
+    assert not is_korean("The 김치찌개 note lists the ingredients and the steps in order.")
 
 
 def test_the_answer_does_not_splice_in_a_weaker_sentence_from_another_note(

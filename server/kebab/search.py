@@ -2,6 +2,8 @@
 
 Hybrid is a convex fusion of scores, not of ranks: BM25 and the vector score are each min-max
 normalised over the candidate pool (both retrievers' top candidates) and mixed with a weight.
+(BM25 as a share of its best score instead ranked as well on dev but made the fused scores
+flatter, and the answerer, which trusts them, quoted the right passage less often.)
 The vector score of a passage is the mean of its own cosine and its best unit's cosine (a
 sentence, list item or table row, embedded with its heading path at index time): a passage that
 holds the answer in one sentence among many unrelated ones is found by that sentence. Ranks

@@ -177,6 +177,7 @@ async def test_a_stored_answer_is_inserted_as_given_and_rendered_for_the_note(
     uri = vscode.open(vscode.root / "rust" / "scratch.md", "# Scratch\n\n[^kb-4]: old\n")
     result = await vscode.command("kebab.insertAnswer", uri, 0, None, asked["answer_id"])
     assert result["applied"] and result["answer"]["answer"] == asked["answer"]
+    assert result["answer"]["answer_id"] == asked["answer_id"]  # read back, it knows its id
     text = vscode.text(uri)
     assert "[^kb-5]" in text  # continues after the note's own highest kb- label
     defs = [d for d in footnotes.definitions(text, "rust/scratch.md") if d.label == "kb-5"]
