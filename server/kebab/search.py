@@ -108,13 +108,16 @@ def _complete_cosines(
 def _best_unit_cosines(
     index: Index, qvec: np.ndarray, chunks: dict[int, Chunk]
 ) -> dict[int, float]:
-    """Chunk key → the best cosine of any of its units, for passages that have unit vectors."""
+    """Chunk key → the best cosine of any of its units, for passages that have unit vectors
+    (one matrix product over all of them)."""
     stored = index.unit_vectors([c.content_hash for c in chunks.values()])
-    return {
-        key: float(np.max(stored[c.content_hash] @ qvec))
-        for key, c in chunks.items()
-        if c.content_hash in stored
-    }
+    keys = [key for key, c in chunks.items() if c.content_hash in stored]
+    if not keys:
+        return {}
+    mats = [stored[chunks[key].content_hash] for key in keys]
+    starts = np.cumsum([0] + [len(m) for m in mats[:-1]])
+    cos = np.concatenate(mats) @ qvec.astype(np.float32)
+    return dict(zip(keys, np.maximum.reduceat(cos, starts).tolist(), strict=True))
 
 
 def fuse(

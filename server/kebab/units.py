@@ -11,6 +11,7 @@ it (tldr's "Description:" and its command).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
 _QUOTE = re.compile(r"^(>\s*)+")
@@ -114,6 +115,7 @@ def embedding_text(heading_path: list[str], unit: str) -> str:
     return (" › ".join(heading_path) + "\n" if heading_path else "") + unit
 
 
+@lru_cache(maxsize=65536)
 def is_navigation(text: str) -> bool:
     """A passage that is mostly a list of links (an index or "map of content" note): it points
     at answers but states none, so it ranks after passages with content and is never quoted."""

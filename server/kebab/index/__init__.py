@@ -400,10 +400,17 @@ class Index:
         return dict(zip(found, vecs, strict=True))
 
     def unit_vectors(self, hashes: list[str]) -> dict[str, np.ndarray]:
-        """Stored unit vectors (units × dim) of these passages, by content hash."""
+        """Stored unit vectors (units × dim) of these passages, by content hash. A passage of
+        one unit has none of its own: its passage vector (1 × dim) stands for its unit."""
         if self.embedder is None:
             return {}
-        return self.store.unit_vectors(self._units_model(), hashes)
+        out = self.store.unit_vectors(self._units_model(), hashes)
+        single = [h for h, m in out.items() if not len(m)]
+        for h in single:
+            del out[h]
+        for h, v in self.store.vectors_by_hash(self.embedder.id, single).items():
+            out[h] = v[None, :]
+        return out
 
     def _units_model(self) -> str:
         assert self.embedder is not None

@@ -314,18 +314,34 @@ class Store:
             )
 
     def unit_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
-        """Content hash → float32 units × dim, for the passages that have unit vectors."""
+        """Content hash → float16 units × dim, for the passages whose units were embedded (a
+        one-unit passage: an empty matrix)."""
         hashes = list(dict.fromkeys(hashes))
         out: dict[str, np.ndarray] = {}
         with self.lock:
             for i in range(0, len(hashes), 500):
                 part = hashes[i : i + 500]
                 q = (
-                    "SELECT content_hash, n, vectors FROM unit_vectors WHERE model=? AND n>0 "
+                    "SELECT content_hash, n, vectors FROM unit_vectors WHERE model=? "
                     f"AND content_hash IN ({','.join('?' * len(part))})"
                 )
                 for h, n, blob in self.db.execute(q, (model, *part)):
-                    out[h] = np.frombuffer(blob, dtype=np.float16).astype(np.float32).reshape(n, -1)
+                    out[h] = np.frombuffer(blob, dtype=np.float16).reshape(n, -1 if n else 0)
+        return out
+
+    def vectors_by_hash(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Content hash → its passage vector, for the hashes that have one."""
+        hashes = list(dict.fromkeys(hashes))
+        out: dict[str, np.ndarray] = {}
+        with self.lock:
+            for i in range(0, len(hashes), 500):
+                part = hashes[i : i + 500]
+                q = (
+                    "SELECT content_hash, vector FROM embeddings WHERE model=? "
+                    f"AND content_hash IN ({','.join('?' * len(part))})"
+                )
+                for h, blob in self.db.execute(q, (model, *part)):
+                    out[h] = np.frombuffer(blob, dtype=np.float32)
         return out
 
     def count_embedded_chunks(self, model: str) -> int:
