@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kebab.evaluation import Gold, Question, matches, retrieval_metrics
+from kebab.evaluation import Gold, Question, matches, retrieval_metrics, split_of
 from kebab.model import Hit
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,3 +88,41 @@ def test_two_eval_runs_give_the_same_metrics_and_compare_as_same(
     assert result["counts"]["regressed"] == 0 and result["counts"]["better"] == 0
     assert result["counts"]["same"] > 0
     assert all(v == 0 for v in result["deltas"]["hybrid"].values())
+
+
+def test_eval_answers_reports_dev_and_test_side_by_side(
+    tmp_path: Path, fixture_workspace: Path
+) -> None:
+    """The split is fixed by each question's id; both halves are in every summary."""
+    out = tmp_path / "run.jsonl"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kebab.cli",
+            "eval",
+            str(REPO / "fixtures/questions.jsonl"),
+            "--root",
+            str(fixture_workspace),
+            "--index-dir",
+            str(tmp_path / "idx"),
+            "--answers",
+            "--out",
+            str(out),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    result = json.loads(proc.stdout)
+    answers, retrieval = result["answers"], result["retrieval"]["hybrid"]
+    assert {"split=dev", "split=test", "all"} <= set(answers) & set(retrieval)
+    assert answers["split=dev"]["n"] + answers["split=test"]["n"] == answers["all"]["n"] == 31
+    for key in ("grounded_rate", "refusal_rate_unanswerable", "cites_gold_rate", "key_fact_rate"):
+        assert 0.0 <= answers["all"][key] <= 1.0, key
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()[1:]]
+    answered = [r for r in rows if r["mode"] == "answer"]
+    assert len(answered) == 31 and {r["split"] for r in answered} == {"dev", "test"}
+    assert all(split_of(r["id"]) == r["split"] for r in rows)

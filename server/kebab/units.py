@@ -27,7 +27,7 @@ _END = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣\"'`(\[*_])|(?<=[다요음함�
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _INCLUDE = re.compile(r"\{[*!%][^{}\n]*[*!%]\}")  # mkdocs / snippet includes: `{* file.py *}`
 _LINK_ONLY = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)|[\s,;·|/-])+$")
-MAX_UNITS = 24  # units embedded per passage (the rest are still quotable)
+MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
 VERSION = "units-2"
