@@ -17,6 +17,17 @@ def _hit(path: str, heading: list[str], start: int, end: int) -> Hit:
     return Hit("id", path, heading, start, end, "", "h", 1.0)
 
 
+def kebab_eval(*args: str | Path, timeout: int = 300) -> str:
+    """`kebab eval ARGS` in a fresh process; its stdout (it must exit 0)."""
+    return subprocess.run(
+        [sys.executable, "-m", "kebab.cli", "eval", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+    ).stdout
+
+
 def test_a_hit_counts_by_heading_or_by_overlapping_lines() -> None:
     gold = Gold(path="a.md", heading="Use `CORSMiddleware`", lines=[10, 12])
     assert matches(_hit("a.md", ["CORS", "Use `CORSMiddleware`"], 30, 40), gold)
@@ -41,50 +52,26 @@ def test_two_eval_runs_give_the_same_metrics_and_compare_as_same(
     runs = []
     for name in ("a", "b"):
         out = tmp_path / f"{name}.jsonl"
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "kebab.cli",
-                "eval",
-                str(REPO / "fixtures/questions.jsonl"),
-                "--root",
-                str(fixture_workspace),
-                "--index-dir",
-                str(tmp_path / "idx"),
-                "--all-modes",
-                "--out",
-                str(out),
-                "--json",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=True,
+        stdout = kebab_eval(
+            REPO / "fixtures/questions.jsonl",
+            "--root",
+            fixture_workspace,
+            "--index-dir",
+            tmp_path / "idx",
+            "--all-modes",
+            "--out",
+            out,
+            "--json",
         )
-        summary = json.loads(proc.stdout)
+        summary = json.loads(stdout)
         runs.append(summary["retrieval"])
         assert out.is_file()
     assert runs[0] == runs[1]
     hybrid = runs[0]["hybrid"]["all"]
     assert hybrid["n"] >= 15 and 0.0 < hybrid["mrr"] <= 1.0
     assert set(runs[0]) == {"lexical", "vector", "hybrid"}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kebab.cli",
-            "eval",
-            "--compare",
-            str(tmp_path / "a.jsonl"),
-            str(tmp_path / "b.jsonl"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    result = json.loads(proc.stdout)
+    stdout = kebab_eval("--compare", tmp_path / "a.jsonl", tmp_path / "b.jsonl", timeout=60)
+    result = json.loads(stdout)
     assert result["counts"]["regressed"] == 0 and result["counts"]["better"] == 0
     assert result["counts"]["same"] > 0
     assert all(v == 0 for v in result["deltas"]["hybrid"].values())
@@ -95,28 +82,18 @@ def test_eval_answers_reports_dev_and_test_side_by_side(
 ) -> None:
     """The split is fixed by each question's id; both halves are in every summary."""
     out = tmp_path / "run.jsonl"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kebab.cli",
-            "eval",
-            str(REPO / "fixtures/questions.jsonl"),
-            "--root",
-            str(fixture_workspace),
-            "--index-dir",
-            str(tmp_path / "idx"),
-            "--answers",
-            "--out",
-            str(out),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
+    stdout = kebab_eval(
+        REPO / "fixtures/questions.jsonl",
+        "--root",
+        fixture_workspace,
+        "--index-dir",
+        tmp_path / "idx",
+        "--answers",
+        "--out",
+        out,
+        "--json",
     )
-    result = json.loads(proc.stdout)
+    result = json.loads(stdout)
     answers, retrieval = result["answers"], result["retrieval"]["hybrid"]
     assert {"split=dev", "split=test", "all"} <= set(answers) & set(retrieval)
     assert answers["split=dev"]["n"] + answers["split=test"]["n"] == answers["all"]["n"] == 31

@@ -362,7 +362,7 @@ class Index:
         the passage's single vector blurs. Runs after passages, so search never waits on it."""
         assert self.embedder is not None
         model = self._units_model()
-        total = self.store.count_pending_units(model)
+        total = self.store.count_pending(model, "unit_vectors")
         done, after = 0, -1
         per_batch = max(batch_size // 4, 8)  # passages per batch; each brings several units
         while not (should_stop and should_stop()):

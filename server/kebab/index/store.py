@@ -231,12 +231,14 @@ class Store:
             ).fetchall()
         return [(r[0], r[7], _chunk(r)) for r in rows]
 
-    def count_pending(self, model: str) -> int:
+    def count_pending(self, model: str, table: str = "embeddings") -> int:
+        """Distinct passage texts with no row of `model` in `table` (embeddings, unit_vectors)."""
+        assert table in ("embeddings", "unit_vectors")
         with self.lock:
             return int(
                 self.db.execute(
                     "SELECT count(DISTINCT content_hash) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM "
-                    "embeddings e WHERE e.content_hash=c.content_hash AND e.model=?)",
+                    f"{table} e WHERE e.content_hash=c.content_hash AND e.model=?)",
                     (model,),
                 ).fetchone()[0]
             )
@@ -293,16 +295,6 @@ class Store:
                 (after_key, model, units_model, limit),
             ).fetchall()
         return [(r[0], _chunk(r)) for r in rows]
-
-    def count_pending_units(self, model: str) -> int:
-        with self.lock:
-            return int(
-                self.db.execute(
-                    "SELECT count(DISTINCT content_hash) FROM chunks c WHERE NOT EXISTS (SELECT 1 "
-                    "FROM unit_vectors u WHERE u.content_hash=c.content_hash AND u.model=?)",
-                    (model,),
-                ).fetchone()[0]
-            )
 
     def put_unit_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
         """(content hash, units × dim matrix) per passage; an empty matrix marks "nothing to
