@@ -126,7 +126,7 @@ class Extractive:
         # questions).
         i0 = order[0]
         window = [i for i in (i0, i0 + 1, i0 - 1) if 0 <= i < len(found) and found[i][0] is top]
-        if _complete(question, found[i0][1]):
+        if _complete(question, found[i0][1], _context(top)):
             window = [i0]  # it holds what was asked for ("at 02:30"): its neighbours only distract
         chosen = window + [i for i in order[1:6] if found[i][0] is top and scores[i] >= best * 0.9]
         chosen = list(dict.fromkeys(chosen))[:3]
@@ -194,7 +194,7 @@ class Extractive:
         return out
 
 
-def _complete(question: str, unit: str) -> bool:
+def _complete(question: str, unit: str, context: str = "") -> bool:
     """Whether the unit holds every kind of thing the question asks for (a number, a version, a
     flag...); False when the question asks for no particular kind (how, why: an instruction
     reads better with the sentences around it)."""
@@ -205,7 +205,7 @@ def _complete(question: str, unit: str) -> bool:
     if not wants or not all(shape.search(unit) for shape in wants):
         return False
     # ...about the question's own subject ("16" in "PostgreSQL 16 runs on nas01" is no port)
-    return coverage(query_words(question), terms_of(unit)) >= 0.5
+    return coverage(query_words(question), terms_of(unit), terms_of(context)) >= 0.5
 
 
 _COUNTER_KO = re.compile(r"몇\s*([가-힣]+)")
