@@ -40,12 +40,14 @@ def test_table_rows_read_with_their_header() -> None:
     assert units(text) == ["Abbreviation: `tm`; Expanded Text: `tomorrow`"]
 
 
-def test_comments_includes_and_bare_links_are_not_quotable() -> None:
+def test_comments_includes_block_markers_and_bare_links_are_not_quotable() -> None:
     text = (
         "<!-- placeholder to force blank line -->\nRun the server.\n\n"
-        "{* ../../docs_src/app/tutorial001.py hl[3] *}\n\n- [[Dates]]\n- [Filters](filters.md)\n"
+        "{* ../../docs_src/app/tutorial001.py hl[3] *}\n\n- [[Dates]]\n- [Filters](filters.md)\n\n"
+        "/// tip | 팁\n\nUse `--reload` while developing.\n\n///\n\n"
+        "> More information: <https://example.com/tar>.\n"
     )
-    assert units(text) == ["Run the server."]
+    assert units(text) == ["Run the server.", "Use `--reload` while developing."]
 
 
 def test_a_list_of_links_is_navigation_and_prose_is_not() -> None:

@@ -18,6 +18,10 @@ _QUOTE = re.compile(r"^(>\s*)+")
 _CALLOUT = re.compile(r"^\[![A-Za-z-]+\][+-]?\s*")
 _TABLE_RULE = re.compile(r"\|?[\-: |]+\|?")
 _FENCE = re.compile(r"^(```|~~~)")
+# Block markers of Markdown dialects: pymdownx `/// tip`, fenced divs `::: note`, mkdocs
+# admonitions `!!! warning "Title"`: markup around text, never text to quote.
+_BLOCK_MARKER = re.compile(r"^(///|:::|!!!|\?\?\?\+?)(\s|$)")
+_URL = re.compile(r"<https?://[^>\s]+>|https?://\S+")
 # Words after which a period does not end a sentence.
 _ABBREV = re.compile(
     r"(\b(e\.g|i\.e|etc|vs|cf|approx|incl|resp|fig|no|nr|mr|mrs|dr|st|ca|al)\.|\b[A-Za-z]\.)$",
@@ -30,7 +34,7 @@ _LINK_ONLY = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)|[\s,;·|/-])+$")
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
-VERSION = "units-2"
+VERSION = "units-3"
 
 
 def units(text: str) -> list[str]:
@@ -65,7 +69,7 @@ def units(text: str) -> list[str]:
             if out and out[-1].startswith("|"):
                 header = _cells(out.pop())
             continue
-        if not line or line.startswith("#"):
+        if not line or line.startswith("#") or _BLOCK_MARKER.match(line):
             flush()
             header = []
             continue
@@ -132,6 +136,8 @@ def _quotable(unit: str) -> bool:
     bare = _LIST_ITEM.sub("", unit).strip()
     if len(bare) <= 3 or _LINK_ONLY.match(bare):
         return False
+    if _URL.search(bare) and _URL.sub("", bare).strip(" .").endswith(":"):
+        return False  # "More information: <https://…>." points elsewhere, answers nothing
     return not unit.rstrip("~*_ ").endswith("?") and "?~~" not in unit
 
 
