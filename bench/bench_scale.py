@@ -9,7 +9,9 @@ count) is built in a fresh subprocess, so its memory is its own. Vectors: embedd
 with the real USE model would take hours here, so each pool paragraph is embedded once with the
 real model (cached in bench/out/) and a chunk's vector is the normalised mean of its paragraphs'
 real vectors; the real model's throughput on a sample of chunk texts gives the extrapolated real
-embedding time. Queries (section headings and paragraph fragments) are embedded with the real
+embedding time. Unit vectors (one per sentence of a passage, several per chunk) get a fixed
+pseudo-random vector per text: their values do not change what is measured here (storage, memory,
+the cost of scoring them at query time), and the real model would need hours for them. Queries (section headings and paragraph fragments) are embedded with the real
 model, as in kebab; "hybrid during fill" searches while ws.embed() runs in a thread, as in the
 server. JSON on stdout; the plot goes to bench/out/scale.png and docs/scale.png (matplotlib).
 """
@@ -119,6 +121,9 @@ class ParagraphMeanEmbedder:
             vecs = [self.known[p] for p in map(str.strip, _BLANK.split(text)) if p in self.known]
             if vecs:
                 out[i] = np.mean(vecs, axis=0)
+            elif "\n" in text:  # a unit: "heading path\nsentence" (see the module docstring)
+                seed = int.from_bytes(hashlib.sha1(text.encode()).digest()[:8], "little")
+                out[i] = np.random.default_rng(seed).standard_normal(self.dim)
             else:
                 unknown.append(i)
         if unknown:
