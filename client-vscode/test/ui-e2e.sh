@@ -60,6 +60,10 @@ if [ ! -x "$node24/node" ]; then
   (cd "$cache/node24" && npm install --no-save node@24 >"$cache/node24.log" 2>&1) ||
     { tail -30 "$cache/node24.log"; skip "installing node@24 failed (log: $cache/node24.log): the machine, not the extension"; }
 fi
+# node-gyp builds code-server's native modules against Node's headers and would download them;
+# the node@24 package already carries them (node-linux-<arch>/include/node).
+headers=$(ls -d "$cache"/node24/node_modules/node/node_modules/node-*/ 2>/dev/null | head -1)
+[ -n "$headers" ] && [ -d "$headers/include/node" ] && export npm_config_nodedir="${headers%/}"
 if [ "$installed_version" != "$code_server_version" ] || [ ! -x "$code_server" ]; then
   say "installing code-server $code_server_version with Node $("$node24/node" -v) into $cache/code-server (several minutes)"
   rm -rf "$cache/code-server"
