@@ -29,6 +29,22 @@ async def test_a_follow_up_in_a_conversation_answers_about_the_previous_topic(
     assert "2222" in other.answer and "5433" not in other.answer
 
 
+async def test_a_new_topic_in_a_thread_is_not_held_to_the_previous_questions_words(
+    fixture_workspace: Path, open_workspace: WorkspaceFactory
+) -> None:
+    """Search leans on the previous question; the answer is judged on the question asked."""
+    ws = open_workspace(fixture_workspace)
+    ws.refresh()
+    first = await ws.ask(
+        AskRequest(question="What does CI_PIPELINE_2 run in `deploy.yml`?", conversation="t")
+    )
+    assert not first.grounded  # no note has either name
+    nginx = await ws.ask(
+        AskRequest(question="Which port does nginx listen on for HTTPS?", conversation="t")
+    )
+    assert nginx.grounded and "8443" in nginx.answer, nginx.answer
+
+
 async def test_explicit_history_changes_the_prompt_template_and_the_result_hash(
     fixture_workspace: Path, open_workspace: WorkspaceFactory
 ) -> None:

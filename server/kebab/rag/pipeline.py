@@ -290,7 +290,10 @@ async def _generate(
     else:
         gen = GenerateRequest(
             messages=p.messages,
-            question=str(p.extra.get("query") or req.question),
+            # The question asked, not the search query: a follow-up's search also carries the
+            # previous question's words, but its answer must not require them (a question
+            # about backups after one about Redis is not refused for not mentioning Redis).
+            question=req.question,
             evidence=p.evidence,
             temperature=cfg.llm.temperature if req.temperature is None else req.temperature,
             seed=cfg.llm.seed if req.seed is None else req.seed,
