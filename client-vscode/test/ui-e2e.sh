@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The extension in a real VS Code UI: code-server (npm) + Debian's chromium driven by
 # playwright-core. Installs the .vsix, asks a question, watches the answer stream into the panel,
-# inserts it, hovers its footnote, opens a citation, and saves a screenshot to docs/panel.png.
+# inserts it, hovers its footnote, opens a citation, and saves a screenshot outside the tree
+# ($SCREENSHOT, default $KEBAB_E2E_CACHE/panel.png; docs/panel.png is taken on purpose, not by tests).
 #
 #   test/ui-e2e.sh            # from client-vscode/ (or anywhere)
 #
@@ -84,4 +85,4 @@ say "packaging the extension"
 
 cd "$here"
 PATH="$node24:$PATH" CODE_SERVER="$code_server" CHROMIUM="$chromium" KEBAB_SERVER="$kebab" VSIX="$work/kebab.vsix" \
-  SCREENSHOT="${SCREENSHOT:-$here/docs/panel.png}" timeout 600 node --import tsx test/ui-e2e.ts
+  SCREENSHOT="${SCREENSHOT:-$cache/panel.png}" timeout 600 node --import tsx test/ui-e2e.ts
