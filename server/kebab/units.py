@@ -19,8 +19,9 @@ _CALLOUT = re.compile(r"^\[![A-Za-z-]+\][+-]?\s*")
 _TABLE_RULE = re.compile(r"\|?[\-: |]+\|?")
 _FENCE = re.compile(r"^(```|~~~)")
 # Block markers of Markdown dialects: pymdownx `/// tip`, fenced divs `::: note`, mkdocs
-# admonitions `!!! warning "Title"`: markup around text, never text to quote.
-_BLOCK_MARKER = re.compile(r"^(///|:::|!!!|\?\?\?\+?)(\s|$)")
+# admonitions `!!! warning "Title"`, and lines of nothing but HTML tags (`<div class="termy">`):
+# markup around text, never text to quote.
+_BLOCK_MARKER = re.compile(r"^(///|:::|!!!|\?\?\?\+?)(\s|$)|^(</?[A-Za-z][^<>]*>)+$")
 _URL = re.compile(r"<https?://[^>\s]+>|https?://\S+")
 # Words after which a period does not end a sentence.
 _ABBREV = re.compile(
@@ -34,7 +35,7 @@ _LINK_ONLY = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)|[\s,;·|/-])+$")
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
-VERSION = "units-3"
+VERSION = "units-4"
 
 
 def units(text: str) -> list[str]:
