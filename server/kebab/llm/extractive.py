@@ -49,8 +49,7 @@ _WANTS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (  # a quantity, a time, a port, a size, a status code
         re.compile(
             r"\b(how (much|many|long|often|old|big|large)|what (time|port|size|percentage"
-            r"|status)|which (port|status)|default|limit|maximum|minimum|timeout)\b"
-            r"|얼마|몇|언제|크기|포트|기본값|최대|최소|상태 ?코드",
+            r"|status)|which (port|status))\b|얼마|몇|언제|크기|포트|상태 ?코드",
             re.I,
         ),
         re.compile(r"\d"),
