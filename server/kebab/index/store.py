@@ -308,33 +308,29 @@ class Store:
     def unit_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         """Content hash → float16 units × dim, for the passages whose units were embedded (a
         one-unit passage: an empty matrix)."""
-        hashes = list(dict.fromkeys(hashes))
-        out: dict[str, np.ndarray] = {}
-        with self.lock:
-            for i in range(0, len(hashes), 500):
-                part = hashes[i : i + 500]
-                q = (
-                    "SELECT content_hash, n, vectors FROM unit_vectors WHERE model=? "
-                    f"AND content_hash IN ({','.join('?' * len(part))})"
-                )
-                for h, n, blob in self.db.execute(q, (model, *part)):
-                    out[h] = np.frombuffer(blob, dtype=np.float16).reshape(n, -1 if n else 0)
-        return out
+        return {
+            h: np.frombuffer(blob, dtype=np.float16).reshape(n, -1 if n else 0)
+            for h, n, blob in self._by_hash(
+                "content_hash, n, vectors FROM unit_vectors", model, hashes
+            )
+        }
 
     def vectors_by_hash(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         """Content hash → its passage vector, for the hashes that have one."""
+        return {
+            h: np.frombuffer(blob, dtype=np.float32)
+            for h, blob in self._by_hash("content_hash, vector FROM embeddings", model, hashes)
+        }
+
+    def _by_hash(self, select: str, model: str, hashes: Iterable[str]) -> Iterator[tuple[Any, ...]]:
+        """Rows of `SELECT {select} WHERE model=? AND content_hash IN (hashes)`, 500 at a time."""
         hashes = list(dict.fromkeys(hashes))
-        out: dict[str, np.ndarray] = {}
         with self.lock:
             for i in range(0, len(hashes), 500):
                 part = hashes[i : i + 500]
-                q = (
-                    "SELECT content_hash, vector FROM embeddings WHERE model=? "
-                    f"AND content_hash IN ({','.join('?' * len(part))})"
-                )
-                for h, blob in self.db.execute(q, (model, *part)):
-                    out[h] = np.frombuffer(blob, dtype=np.float32)
-        return out
+                marks = ",".join("?" * len(part))
+                sql = f"SELECT {select} WHERE model=? AND content_hash IN ({marks})"
+                yield from self.db.execute(sql, (model, *part)).fetchall()
 
     def count_embedded_chunks(self, model: str) -> int:
         with self.lock:
