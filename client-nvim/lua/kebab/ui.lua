@@ -279,7 +279,8 @@ function M.answer_view(state)
         reason = "not_answered"
       end
       local said = type(r.answer) == "string" and vim.trim(r.answer) or ""
-      out[#out + 1] = ("**Not answered** (`%s`): %s"):format(reason,
+      -- in words: the code (`score_gate`…) is for tools, and stays in answer.v1
+      out[#out + 1] = ("**Not answered.** %s"):format(
         said ~= "" and said or (REFUSALS[reason] or "no answer"))
       if type(r.error) == "string" and r.error ~= "" then
         out[#out + 1] = ""
