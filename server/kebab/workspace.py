@@ -57,7 +57,7 @@ class Workspace:
     @property
     def llm(self) -> LanguageModel:
         if self._llm is None:
-            self._llm = make_llm(self.cfg.llm, self.embedder, self.index.unit_vectors)
+            self._llm = make_llm(self.cfg.llm, self.embedder, self.index)
         return self._llm
 
     def close(self) -> None:

@@ -68,6 +68,8 @@ class Index:
         # is then opened read-only and answers searches as it was last written.
         self.read_only: str | None = None
         self._write_lock = threading.RLock()
+        self._queries: dict[str, np.ndarray] = {}  # text → vector, oldest first (embed_query)
+        self._query_lock = threading.Lock()
         self._lockfile: IO[str] | None = None
         try:
             self._open(writable=True)
@@ -443,13 +445,22 @@ class Index:
         return self.vectors.search(query, limit) if self.vectors is not None else []
 
     def embed_query(self, text: str) -> np.ndarray | None:
+        """The query's vector; the last few are kept, so the answerer reuses search's."""
         if self.embedder is None or self.vectors is None or len(self.vectors) == 0:
             return None
+        with self._query_lock:
+            if text in self._queries:
+                return self._queries[text]
         try:
-            return self.embedder.embed([text])[0]
+            vec = self.embedder.embed([text])[0]
         except EmbedderError as e:
             self.embed_error = str(e)
             return None
+        with self._query_lock:
+            self._queries[text] = vec
+            while len(self._queries) > 32:
+                self._queries.pop(next(iter(self._queries)))
+        return vec
 
     def status(self) -> dict[str, object]:
         docs, chunks = self.store.counts()

@@ -7,7 +7,7 @@ that arrived before them, so the caller can keep the partial answer.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Protocol
+from typing import Any, Protocol
 
 import msgspec
 
@@ -63,15 +63,13 @@ def is_generative(model: LanguageModel) -> bool:
     return model.backend != "extractive"
 
 
-def make_llm(
-    cfg: LLMConfig, embedder: object | None = None, unit_vectors: object | None = None
-) -> LanguageModel:
-    """The model a config asks for. The extractive answerer reuses the index's embedder and its
-    stored unit vectors (`Index.unit_vectors`)."""
+def make_llm(cfg: LLMConfig, embedder: Any = None, stored: Any = None) -> LanguageModel:
+    """The model a config asks for. The extractive answerer reuses the index's embedder and what
+    the index stores (`extractive.StoredVectors`: unit vectors, the question's vector)."""
     if cfg.backend == "extractive":
         from kebab.llm.extractive import Extractive
 
-        return Extractive(embedder, unit_vectors)
+        return Extractive(embedder, stored)
     from kebab.llm.http import HttpChat
 
     return HttpChat(cfg)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -38,7 +38,16 @@ MIN_SUPPORT = {"use-multilingual-v3": 0.30}
 # 0.66 / 0.67, key facts 0.40 / 0.42, vs 0.60 / 0.37 at 0.15); 0.3 still lets a sentence that
 # holds the asked-for thing in the second passage beat the first passage's intro.
 PRIOR = 0.3
-UnitVectors = Callable[[list[str]], dict[str, np.ndarray]]
+
+
+class StoredVectors(Protocol):
+    """What the index already holds for the answerer: unit vectors by passage hash, and the
+    question's vector that search computed (embedded once per question, not again here)."""
+
+    def unit_vectors(self, hashes: list[str]) -> dict[str, np.ndarray]: ...
+
+    def embed_query(self, text: str) -> np.ndarray | None: ...
+
 
 # What a question asks for, and what a unit holding it looks like.
 _WANTS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
@@ -88,9 +97,9 @@ class Extractive:
     id = "extractive-v2"
     context_tokens = 1_000_000
 
-    def __init__(self, embedder: Embedder | None, unit_vectors: UnitVectors | None = None) -> None:
+    def __init__(self, embedder: Embedder | None, stored: StoredVectors | None = None) -> None:
         self._embedder = embedder
-        self._unit_vectors = unit_vectors
+        self._stored = stored
 
     async def aclose(self) -> None:
         return None
@@ -158,8 +167,9 @@ class Extractive:
         if self._embedder is None:
             return [0.0] * len(found)
         stored = (
-            self._unit_vectors([ev.content_hash for ev, _ in found]) if self._unit_vectors else {}
+            self._stored.unit_vectors([ev.content_hash for ev, _ in found]) if self._stored else {}
         )
+        q = self._stored.embed_query(question) if self._stored else None
         per_passage: dict[int, int] = {}
         todo: list[int] = []
         vecs: list[np.ndarray | None] = []
@@ -170,10 +180,13 @@ class Extractive:
             vecs.append(mat[j] if mat is not None and j < len(mat) else None)
             if vecs[-1] is None:
                 todo.append(i)
-        texts = [question] + [embedding_text(found[i][0].heading_path, found[i][1]) for i in todo]
-        embedded = self._embedder.embed(texts)
-        q = embedded[0]
-        for row, i in enumerate(todo, 1):
+        texts = [embedding_text(found[i][0].heading_path, found[i][1]) for i in todo]
+        if q is None:
+            texts.insert(0, question)
+        embedded = self._embedder.embed(texts) if texts else np.zeros((0, 0))
+        if q is None:
+            q, embedded = embedded[0], embedded[1:]
+        for row, i in enumerate(todo):
             vecs[i] = embedded[row]
         return [float(v @ q) if v is not None else 0.0 for v in vecs]
 
