@@ -320,7 +320,8 @@ class Index:
         progress: Progress | None = None,
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
-        """Compute missing vectors in batches; returns how many texts were embedded."""
+        """Compute missing passage vectors, then unit vectors, in batches; returns how many
+        passage texts were embedded."""
         if self.embedder is None or self.vectors is None or self.read_only:
             return 0
         total = self.store.count_pending(self.embedder.id)
@@ -351,14 +352,15 @@ class Index:
                 self._save_vectors()
                 last_save = time.monotonic()
         self._save_vectors()
-        return done + self._embed_units(batch_size, progress, should_stop)
+        self._embed_units(batch_size, progress, should_stop)
+        return done
 
     def _embed_units(
         self,
         batch_size: int,
         progress: Progress | None = None,
         should_stop: Callable[[], bool] | None = None,
-    ) -> int:
+    ) -> None:
         """Give every passage that has a vector one vector per quotable unit (capped at
         units.MAX_UNITS): the evidence that some sentence inside it answers a question, which
         the passage's single vector blurs. Runs after passages, so search never waits on it."""
@@ -392,7 +394,6 @@ class Index:
             done += len(todo)
             if progress:
                 progress("units", done, total)
-        return 0
 
     def chunk_vectors(self, keys: list[int]) -> dict[int, np.ndarray]:
         """Stored passage vectors by chunk key (for scoring passages only one retriever found)."""

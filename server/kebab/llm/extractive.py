@@ -196,9 +196,10 @@ class Extractive:
         wants = [shape for asks, shape in _WANTS if asks.search(question)]
         names = [t.lower() for t in key_terms(question)]
         count = counted(question)
+        context = {ev.marker: terms_of(_context(ev)) for ev, _ in found}  # once per passage
         out = []
         for (ev, unit), c in zip(found, cos, strict=True):
-            cover = coverage(words, terms_of(unit), terms_of(_context(ev)))
+            cover = coverage(words, terms_of(unit), context[ev.marker])
             prior = PRIOR * ev.score  # how sure retrieval is of the passage
             fits = 0.08 * sum(1 for shape in wants if shape.search(unit)) / max(len(wants), 1)
             # The question's own identifiers (`max_age`, `root_path_in_servers`) in the unit

@@ -31,8 +31,7 @@ def save(store: Store, answer: Answer, conversation: str | None = None) -> int:
     """Persist `answer` (its `explain` packed chunks only when asked for) and set its
     `answer_id`, in the stored copy too, so an answer read back by id carries its id."""
     explain = answer.explain
-    body = msgspec.json.encode(msgspec.structs.replace(answer, explain=None)).decode()
-    with store.transaction() as db:
+    with store.transaction() as db:  # the row first (for its id), then the body that carries it
         cur = db.execute(
             "INSERT INTO answers(created_at, question, grounded, refusal_reason, backend, model, "
             "result_hash, conversation, answer, explain) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -45,14 +44,18 @@ def save(store: Store, answer: Answer, conversation: str | None = None) -> int:
                 answer.model.id,
                 answer.result_hash,
                 conversation,
-                body,
+                "",
                 json.dumps(explain, ensure_ascii=False) if explain is not None else None,
             ),
         )
-        answer.answer_id = int(cur.lastrowid or 0)
-        body = msgspec.json.encode(msgspec.structs.replace(answer, explain=None)).decode()
-        db.execute("UPDATE answers SET answer=? WHERE id=?", (body, answer.answer_id))
-    return answer.answer_id
+        row_id = int(cur.lastrowid or 0)
+        stored = msgspec.structs.replace(answer, explain=None, answer_id=row_id)
+        db.execute(
+            "UPDATE answers SET answer=? WHERE id=?",
+            (msgspec.json.encode(stored).decode(), row_id),
+        )
+    answer.answer_id = row_id  # only once the row is committed
+    return row_id
 
 
 def recent(store: Store, limit: int = 20) -> list[dict[str, Any]]:
