@@ -28,6 +28,14 @@ def kebab_eval(*args: str | Path, timeout: int = 300) -> str:
     ).stdout
 
 
+def eval_fixture(workspace: Path, index_dir: Path, out: Path, *flags: str) -> str:
+    """`kebab eval` of fixtures/questions.jsonl over `workspace`, writing its run to `out`."""
+    questions = REPO / "fixtures/questions.jsonl"
+    return kebab_eval(
+        questions, "--root", workspace, "--index-dir", index_dir, *flags, "--out", out, "--json"
+    )
+
+
 def test_a_hit_counts_by_heading_or_by_overlapping_lines() -> None:
     gold = Gold(path="a.md", heading="Use `CORSMiddleware`", lines=[10, 12])
     assert matches(_hit("a.md", ["CORS", "Use `CORSMiddleware`"], 30, 40), gold)
@@ -52,17 +60,7 @@ def test_two_eval_runs_give_the_same_metrics_and_compare_as_same(
     runs = []
     for name in ("a", "b"):
         out = tmp_path / f"{name}.jsonl"
-        stdout = kebab_eval(
-            REPO / "fixtures/questions.jsonl",
-            "--root",
-            fixture_workspace,
-            "--index-dir",
-            tmp_path / "idx",
-            "--all-modes",
-            "--out",
-            out,
-            "--json",
-        )
+        stdout = eval_fixture(fixture_workspace, tmp_path / "idx", out, "--all-modes")
         summary = json.loads(stdout)
         runs.append(summary["retrieval"])
         assert out.is_file()
@@ -82,17 +80,7 @@ def test_eval_answers_reports_dev_and_test_side_by_side(
 ) -> None:
     """The split is fixed by each question's id; both halves are in every summary."""
     out = tmp_path / "run.jsonl"
-    stdout = kebab_eval(
-        REPO / "fixtures/questions.jsonl",
-        "--root",
-        fixture_workspace,
-        "--index-dir",
-        tmp_path / "idx",
-        "--answers",
-        "--out",
-        out,
-        "--json",
-    )
+    stdout = eval_fixture(fixture_workspace, tmp_path / "idx", out, "--answers")
     result = json.loads(stdout)
     answers, retrieval = result["answers"], result["retrieval"]["hybrid"]
     assert {"split=dev", "split=test", "all"} <= set(answers) & set(retrieval)
