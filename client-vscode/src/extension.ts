@@ -1,6 +1,6 @@
 /**
  * The VS Code side of kebab: starts `kebab serve` with vscode-languageclient, passes the settings,
- * and adds the commands, the answer panel and the status bar item. The protocol work lives in
+ * and adds the commands, the answer panel and the one status bar item. The protocol work lives in
  * ./core (no `vscode` import there), which the tests drive against the real server.
  */
 import * as path from "node:path";
@@ -13,14 +13,17 @@ import {
   State,
 } from "vscode-languageclient/node";
 import { AnswerPanel } from "./panel";
-import { INSERT_ANSWER, Rpc, Status, StatusRequest } from "./core/protocol";
+import { Answer, INSERT_ANSWER, Rpc, Status, StatusRequest } from "./core/protocol";
 import { expandPath, findServer } from "./core/serverCommand";
 import { serverOptions, ServerOptions } from "./core/settings";
-import { statusBar, statusMarkdown } from "./core/statusView";
-
-const STATUS_URI = vscode.Uri.parse("kebab-status:/kebab%20status.md");
+import { statusBar, statusText } from "./core/statusView";
+import { ServerUi } from "./serverUi";
 
 let client: LanguageClient | undefined;
+let ui: ServerUi | undefined;
+/** Set in activate: what the server's UI hooks call. */
+let poller: StatusPoller | undefined;
+let panel: AnswerPanel | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const log = vscode.window.createOutputChannel("kebab", { log: true });
@@ -29,8 +32,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   item.command = "kebab.showStatus";
   item.text = "$(sync~spin) kebab: starting";
   item.show();
-  const statusPage = new StatusPage();
-  const poller = new StatusPoller(item, statusPage);
+  const statusView = new StatusView();
+  const statusPoller = new StatusPoller(item, statusView);
+  poller = statusPoller;
   const rpc = async (): Promise<Rpc> => {
     const c = await running(log);
     return {
@@ -39,10 +43,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       onProgress: (type, token, handler) => c.onProgress(type, token, handler),
     };
   };
-  const panel = new AnswerPanel(rpc, log);
+  const answers = new AnswerPanel(rpc, log);
+  panel = answers;
 
-  context.subscriptions.push(log, item, panel, poller,
-    vscode.workspace.registerTextDocumentContentProvider(STATUS_URI.scheme, statusPage),
+  context.subscriptions.push(log, item, answers, statusPoller, statusView,
     vscode.commands.registerCommand("kebab.askQuestion", async (question?: string) => {
       const editor = vscode.window.activeTextEditor;
       const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection).trim() : "";
@@ -53,27 +57,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (asked?.trim()) {
         const uri = editor?.document.uri;
         const inWorkspace = uri?.scheme === "file" && vscode.workspace.getWorkspaceFolder(uri) !== undefined;
-        await panel.ask(asked.trim(), { uri: inWorkspace ? uri.toString() : undefined });
+        await answers.ask(asked.trim(), { uri: inWorkspace ? uri.toString() : undefined });
       }
     }),
     vscode.commands.registerCommand("kebab.answerLine", () => answerLine(log)),
     vscode.commands.registerCommand("kebab.reindexNotes", async () => {
       const c = await running(log);
       await c.sendRequest(ExecuteCommandRequest.type, { command: "kebab.reindex", arguments: [] });
-      poller.soon();
+      statusPoller.soon();
     }),
+    // in the bottom panel's output view, not an editor column beside the note and the answers
     vscode.commands.registerCommand("kebab.showStatus", async () => {
       const c = await running(log);
-      statusPage.update(await c.sendRequest(StatusRequest, {}));
-      const doc = await vscode.workspace.openTextDocument(STATUS_URI);
-      await vscode.languages.setTextDocumentLanguage(doc, "markdown");
-      await vscode.commands.executeCommand("markdown.showPreviewToSide", STATUS_URI).then(undefined,
-        () => vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside }));
+      statusView.update(await c.sendRequest(StatusRequest, {}));
+      statusView.show();
     }),
     vscode.commands.registerCommand("kebab.restartServer", async () => {
       await stop();
       await running(log);
-      poller.soon();
+      statusPoller.soon();
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (e.affectsConfiguration("kebab.serverPath")) {
@@ -84,14 +86,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       } else if (e.affectsConfiguration("kebab") && client?.state === State.Running) {
         // the server pulls the new values with workspace/configuration
         await client.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
-        poller.soon();
+        statusPoller.soon();
       }
     }),
   );
 
   try {
     await running(log);
-    poller.soon();
+    statusPoller.soon();
   } catch (e) {
     item.text = "$(error) kebab";
     item.tooltip = e instanceof Error ? e.message : String(e);
@@ -143,6 +145,10 @@ async function start(log: vscode.LogOutputChannel): Promise<LanguageClient> {
     outputChannel: log,
     markdown: { isTrusted: false, supportHtml: false },
     middleware: {
+      // the code action "Answer with kebab" runs kebab.insertAnswer through here
+      executeCommand: (command, args, next) => command === INSERT_ANSWER
+        ? answerInNote(() => Promise.resolve(next(command, args)))
+        : next(command, args),
       workspace: {
         // the server asks for section `kebab` per folder: answer with its own config keys
         configuration: (params, token, next) => {
@@ -157,6 +163,8 @@ async function start(log: vscode.LogOutputChannel): Promise<LanguageClient> {
   const c = new LanguageClient("kebab", "kebab", {
     command: found.command, args: found.args, options: { cwd: folders[0], env: process.env },
   }, options);
+  ui = new ServerUi(c, () => poller?.soon());
+  c.registerFeature(ui); // after the built-in features: its handlers replace theirs
   client = c;
   await c.start();
   return c;
@@ -200,23 +208,59 @@ async function answerLine(log: vscode.LogOutputChannel): Promise<void> {
     await document.save();
   }
   try {
-    // the server streams its progress (window/workDoneProgress/create) and applies the edit itself
-    const result = await c.sendRequest(ExecuteCommandRequest.type, { command: INSERT_ANSWER, arguments: args });
+    // the server answers and applies the edit itself; a refusal goes to the panel
+    const result = await answerInNote(() => c.sendRequest(ExecuteCommandRequest.type, { command: INSERT_ANSWER, arguments: args }));
     log.info(`${INSERT_ANSWER} ${path.basename(document.uri.fsPath)}:${(args[1] as number) + 1}: ${JSON.stringify((result as { applied?: boolean })?.applied)}`);
   } catch (e) {
     void vscode.window.showErrorMessage(`kebab: ${e instanceof Error ? e.message : e}`);
   }
 }
 
-/** The status bar item, kept current by polling `kebab/status`: often while indexing, rarely after. */
+/**
+ * kebab.insertAnswer, whichever door it came through (the command, the code action): the status
+ * bar item says kebab is answering; a refusal is shown in the panel like any other answer, with
+ * its nearest passages, instead of the server's toast.
+ */
+async function answerInNote<T>(run: () => Promise<T>): Promise<T> {
+  const shown = (result: T): boolean => {
+    const answer = (result as { answer?: Answer } | undefined)?.answer;
+    if (!answer || answer.grounded || !panel) {
+      return false;
+    }
+    panel.showAnswer(answer);
+    return true;
+  };
+  const work = () => ui ? ui.messages.while(run, shown) : run().then((r) => { shown(r); return r; });
+  return poller ? poller.working("answering", work) : work();
+}
+
+/**
+ * The status bar item, kept current by polling `kebab/status`: often while indexing or answering,
+ * rarely after. It is kebab's only item: server-made progress is not shown beside it (ServerUi).
+ */
 class StatusPoller implements vscode.Disposable {
   private timer: NodeJS.Timeout | undefined;
   private disposed = false;
+  private busy: string[] = [];
+  private last: Status | undefined;
 
-  constructor(private readonly item: vscode.StatusBarItem, private readonly page: StatusPage) {}
+  constructor(private readonly item: vscode.StatusBarItem, private readonly view: StatusView) {}
 
   soon(): void {
     this.schedule(200);
+  }
+
+  /** `work` with the item saying what kebab is doing (unless the index is building, which it says instead). */
+  async working<T>(what: string, work: () => Promise<T>): Promise<T> {
+    this.busy.push(what);
+    this.render();
+    try {
+      return await work();
+    } finally {
+      this.busy.splice(this.busy.indexOf(what), 1);
+      this.render();
+      this.soon();
+    }
   }
 
   dispose(): void {
@@ -231,40 +275,55 @@ class StatusPoller implements vscode.Disposable {
     }
   }
 
+  private render(): boolean {
+    if (!this.last) {
+      if (this.busy.length) {
+        this.item.text = `$(sync~spin) kebab: ${this.busy[0]}`;
+      }
+      return true;
+    }
+    const view = statusBar(this.last, this.busy[0]);
+    this.item.text = view.text;
+    this.item.tooltip = view.tooltip;
+    return view.busy;
+  }
+
   private async poll(): Promise<void> {
     if (client?.state !== State.Running) {
+      this.last = undefined;
       this.item.text = "$(circle-slash) kebab";
       this.item.tooltip = "kebab: the server is not running (Kebab: Restart server)";
       return this.schedule(5000);
     }
     try {
       const status = await client.sendRequest(StatusRequest, {});
-      const view = statusBar(status);
-      this.item.text = view.text;
-      this.item.tooltip = view.tooltip;
-      this.page.update(status);
-      this.schedule(view.busy ? 500 : 10_000);
+      this.last = status;
+      this.view.update(status);
+      this.schedule(this.render() ? 500 : 10_000);
     } catch {
       this.schedule(5000);
     }
   }
 }
 
-/** The Show status page, a read-only Markdown document. */
-class StatusPage implements vscode.TextDocumentContentProvider {
-  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
-  readonly onDidChange = this.changed.event;
-  private text = "# kebab status\n\nasking the server…\n";
+/** Show status: the "kebab status" output view, kept current while it is open. */
+class StatusView implements vscode.Disposable {
+  private readonly channel = vscode.window.createOutputChannel("kebab status");
+  private text = "";
 
   update(status: Status): void {
-    const text = statusMarkdown(status);
+    const text = statusText(status);
     if (text !== this.text) {
       this.text = text;
-      this.changed.fire(STATUS_URI);
+      this.channel.replace(text);
     }
   }
 
-  provideTextDocumentContent(): string {
-    return this.text;
+  show(): void {
+    this.channel.show(true);
+  }
+
+  dispose(): void {
+    this.channel.dispose();
   }
 }

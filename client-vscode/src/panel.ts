@@ -1,12 +1,14 @@
 /**
  * The answer panel: a webview beside the editor where answers stream in, with their citations
  * clickable, Insert at cursor (the server writes the answer into the note) and Copy. It keeps the
- * session's questions and answers.
+ * session's questions and answers. A question from Kebab: Ask starts a new thread; only the
+ * follow-up box continues one (the server's `conversation` of the answer above).
  */
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { parseCitationHref } from "./core/answer";
-import { finishedState, history, page, Turn, turnView } from "./core/panelView";
+import { finishedState, followUpConversation, page, Turn, turnView } from "./core/panelView";
+import type { Answer } from "./core/protocol";
 import { ask, AskParams, insertAnswer, Rpc } from "./core/protocol";
 
 type FromWebview =
@@ -22,7 +24,6 @@ export class AnswerPanel implements vscode.Disposable {
   private readonly turns: Turn[] = [];
   private readonly running = new Map<number, () => void>();
   private lastNote: vscode.TextEditor | undefined;
-  private readonly session = crypto.randomUUID();
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(private readonly rpc: () => Promise<Rpc>, private readonly log: vscode.LogOutputChannel) {
@@ -31,18 +32,22 @@ export class AnswerPanel implements vscode.Disposable {
     this.remember(vscode.window.activeTextEditor);
   }
 
-  /** Ask a question and stream its answer into the panel; `followUp` sends the session's answers as history. */
+  /**
+   * Ask a question and stream its answer into the panel: a new thread, or with `followUp` the
+   * thread of the latest answer in the panel (the server keeps its turns).
+   */
   async ask(question: string, options: { uri?: string; followUp?: boolean } = {}): Promise<void> {
     this.show();
-    const turn: Turn = { id: this.turns.length + 1, question, state: "waiting", streamed: "" };
+    const conversation = options.followUp ? followUpConversation(this.turns) : undefined;
+    const turn: Turn = { id: this.turns.length + 1, question, state: "waiting", streamed: "", followUp: !!conversation };
     this.turns.push(turn);
     this.post(turn);
-    const params: AskParams = { question, conversation: this.session };
+    const params: AskParams = { question };
     if (options.uri) {
       params.uri = options.uri;
     }
-    if (options.followUp) {
-      params.history = history(this.turns.slice(0, -1));
+    if (conversation) {
+      params.conversation = conversation;
     }
     try {
       const handle = ask(await this.rpc(), params, (e) => {
@@ -65,6 +70,14 @@ export class AnswerPanel implements vscode.Disposable {
     } finally {
       this.running.delete(turn.id);
     }
+    this.post(turn);
+  }
+
+  /** An answer made elsewhere (Answer question on this line, the code action), shown like any other. */
+  showAnswer(answer: Answer): void {
+    this.show();
+    const turn: Turn = { id: this.turns.length + 1, question: answer.question, state: finishedState(answer), streamed: "", answer };
+    this.turns.push(turn);
     this.post(turn);
   }
 
@@ -101,12 +114,14 @@ export class AnswerPanel implements vscode.Disposable {
 
   private post(turn: Turn): void {
     void this.panel?.webview.postMessage({ type: "turn", turn: turnView(turn) });
+    void this.panel?.webview.postMessage({ type: "thread", followUp: followUpConversation(this.turns) !== undefined });
   }
 
   private async receive(m: FromWebview): Promise<void> {
     switch (m.type) {
       case "ready":
         await this.panel?.webview.postMessage({ type: "reset", turns: this.turns.map(turnView) });
+        await this.panel?.webview.postMessage({ type: "thread", followUp: followUpConversation(this.turns) !== undefined });
         return;
       case "open":
         return this.openCitation(m.href);

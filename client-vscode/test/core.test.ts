@@ -2,12 +2,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as path from "node:path";
-import { citationHref, panelMarkdown, parseCitationHref, streamingMarkdown } from "../src/core/answer";
-import { history, page, renderMarkdown, turnView } from "../src/core/panelView";
+import { answerMeta, citationHref, citationNumbers, panelMarkdown, parseCitationHref, streamingMarkdown } from "../src/core/answer";
+import { excerpt } from "../src/core/excerpt";
+import { HeldMessages, Message } from "../src/core/heldMessages";
+import { followUpConversation, page, renderMarkdown, turnView } from "../src/core/panelView";
 import type { Answer, Citation, Status } from "../src/core/protocol";
 import { expandPath, findServer } from "../src/core/serverCommand";
 import { serverOptions } from "../src/core/settings";
-import { statusBar, statusMarkdown } from "../src/core/statusView";
+import { statusBar, statusText } from "../src/core/statusView";
 
 function citation(marker: number, p: string, heading: string[], start: number, end: number): Citation {
   return {
@@ -72,7 +74,7 @@ describe("the panel", () => {
   it("links each citation to its lines and lists the sources", () => {
     const md = panelMarkdown(answer());
     assert.ok(md.startsWith("At 02:30 [\\[1\\]](<file:///notes/ops/backup.md#L12-L26> \"Backups › Schedule\")"), md);
-    assert.match(md, /\*\*Sources\*\*\n\n- \\\[1\\\] \[Backups › Schedule\]\(<file:\/\/\/notes\/ops\/backup\.md#L12-L26>\) `ops\/backup\.md` L12–L26/);
+    assert.match(md, /\*\*Sources\*\*\n\n- \\\[1\\\] \[Backups › Schedule\]\(<file:\/\/\/notes\/ops\/backup\.md#L12-L26>\) `ops\/backup\.md` L12\u2060–\u2060L26/);
     const html = renderMarkdown(md);
     assert.match(html, /<li>\[2\] <a href="file:\/\/\/notes\/ops\/my%20notes%20\(old\)\.md#L3-L4">my notes \(old\)\.md<\/a>/);
     assert.match(html, /<a href="file:\/\/\/notes\/ops\/backup\.md#L12-L26" title="Backups › Schedule">\[1\]<\/a>/);
@@ -87,7 +89,7 @@ describe("the panel", () => {
       candidates: [citation(0, "cooking/sourdough.md", ["Sourdough", "Proofing"], 5, 9)],
     });
     const md = panelMarkdown(refused);
-    assert.match(md, /^> \*\*Not answered\.\*\* No passage in the notes is close enough/);
+    assert.match(md, /^> \*\*Not answered\.\*\* The closest passages in the notes do not answer this\./);
     assert.match(md, /\*\*Nearest passages\*\*\n\n1\. \[Sourdough › Proofing\]\(<file:\/\/\/notes\/cooking\/sourdough\.md#L5-L9>\)/);
     assert.doesNotMatch(md, /Sources/);
     const v = turnView({ id: 1, question: "q", state: "refused", streamed: "", answer: refused });
@@ -108,12 +110,90 @@ describe("the panel", () => {
     assert.equal(turnView({ id: 4, question: "q", state: "answered", streamed: "", answer: answer({ answer_id: null }) }).canInsert, false);
   });
 
-  it("builds follow-up history from answered turns", () => {
+  it("follows up only in the thread of the latest answer (the server's id); nothing else sends one", () => {
+    assert.equal(followUpConversation([]), undefined);
     const turns = [
-      { id: 1, question: "a?", state: "answered" as const, streamed: "", answer: answer() },
-      { id: 2, question: "b?", state: "refused" as const, streamed: "", answer: answer({ grounded: false }) },
+      { id: 1, question: "a?", state: "answered" as const, streamed: "", answer: answer({ conversation: "aaaaaaaaaaaa" }) },
+      { id: 2, question: "b?", state: "refused" as const, streamed: "", answer: answer({ grounded: false, conversation: "bbbbbbbbbbbb" }) },
+      { id: 3, question: "c?", state: "failed" as const, streamed: "", error: "boom" },
     ];
-    assert.deepEqual(history(turns), [{ question: "a?", answer: answer().answer }]);
+    assert.equal(followUpConversation(turns), "bbbbbbbbbbbb");
+    assert.equal(turnView({ ...turns[1], followUp: true }).followUp, true);
+    assert.equal(turnView(turns[0]).followUp, false);
+  });
+
+  it("numbers citations the way the note's footnotes will be: [1] first, in order of appearance", () => {
+    // one source cited as the evidence's third passage is [1], never [3]
+    const one = answer({ answer: "Use `listen 443 quic` [#3].", citations: [citation(3, "ops/nginx.md", ["Nginx", "HTTP/3"], 7, 23)] });
+    const md = panelMarkdown(one);
+    assert.match(md, /\[\\\[1\\\]\]\(<file:\/\/\/notes\/ops\/nginx\.md#L7-L23>/);
+    assert.doesNotMatch(md, /\\\[3\\\]/);
+    assert.match(md, /\*\*Sources\*\*\n\n- \\\[1\\\] \[Nginx › HTTP\/3\]/);
+    // [#3] then [#1]: [1] then [2], and Sources in that order; a marker naming no citation is dropped
+    const two = answer({
+      answer: "At 02:30 [#3], kept 7 days [#1], see [#9] and [#3].",
+      citations: [citation(1, "ops/backup.md", ["Retention"], 28, 36), citation(3, "ops/backup.md", ["Schedule"], 12, 26)],
+    });
+    assert.deepEqual([...citationNumbers(two)], [[3, 1], [1, 2]]);
+    const html = renderMarkdown(panelMarkdown(two));
+    assert.deepEqual([...html.matchAll(/title="[^"]*">\[(\d)\]<\/a>/g)].map((m) => m[1]), ["1", "2", "1"]);
+    assert.match(html, /<li>\[1\] <a [^>]*>Schedule<\/a>[^]*<li>\[2\] <a [^>]*>Retention<\/a>/);
+    assert.doesNotMatch(html, /\[9\]/);
+  });
+
+  it("keeps a line range on one line and says how many notes an answer cites, not passages", () => {
+    const html = renderMarkdown(panelMarkdown(answer()));
+    assert.match(html, /L12\u2060–\u2060L26/); // word joiners: no break at the dash
+    assert.equal(answerMeta(answer()), "extractive · 42 ms · 2 sources");
+    assert.equal(answerMeta(answer({ usage: { prompt_tokens: 0, completion_tokens: 0, first_token_ms: null, latency_ms: 2345 } })),
+      "extractive · 2.3 s · 2 sources");
+    assert.equal(answerMeta(answer({ grounded: false, refusal_reason: "score_gate", citations: [] })), "extractive · 42 ms");
+    assert.doesNotMatch(answerMeta(answer()), /passages|of/);
+  });
+
+  it("says why in words, never the refusal code", () => {
+    for (const reason of ["score_gate", "llm_self_judge", "no_chunks", "cancelled", "llm_error"] as const) {
+      const md = panelMarkdown(answer({ grounded: false, refusal_reason: reason, citations: [], answer: "" }));
+      assert.doesNotMatch(md, new RegExp(reason), reason);
+      assert.match(md, /^> \*\*Not answered\.\*\* \S/, reason);
+    }
+    const todoist = answer({
+      grounded: false, refusal_reason: "score_gate", citations: [], refusal_text: "The notes never mention: Todoist.",
+      answer: "No passage in the notes is close enough to this question to answer it. No note mentions: Todoist.",
+    });
+    const md = panelMarkdown(todoist);
+    assert.match(md, /^> \*\*Not answered\.\*\* The notes never mention: Todoist\.\n$/); // the server's canned text is not repeated
+    // a model's text that cited nothing is kept under the refusal; the extractive refusal sentence is not
+    const judged = { grounded: false, refusal_reason: "llm_self_judge" as const, citations: [], refusal_text: "The passages found do not state an answer." };
+    assert.match(panelMarkdown(answer({ ...judged, answer: "Probably at night.", model: { backend: "openai", id: "m" } })), /Probably at night\./);
+    assert.doesNotMatch(panelMarkdown(answer({ ...judged, answer: "The notes do not contain enough evidence." })), /enough evidence/);
+  });
+
+  it("says when the answer was made while the index was still being built", () => {
+    const message = "The index is still being built (5 of 119 files read): ask again when it is done for a complete answer.";
+    const building = { files_done: 5, files_total: 119, vectors_pending: 0, message };
+    assert.match(panelMarkdown(answer({ index_building: building })), /^> ⏳ The index is still being built \(5 of 119 files read\)/);
+    const refused = panelMarkdown(answer({ index_building: building, grounded: false, refusal_reason: "score_gate", citations: [] }));
+    assert.match(refused, /still being built[^]*Not answered/);
+    assert.doesNotMatch(panelMarkdown(answer({ index_building: null })), /being built/);
+  });
+
+  it("shows the nearest passages as clean text: no comments, fences, pipes or link targets", () => {
+    const raw = [
+      "## Setup", "", "<!-- placeholder: write this section -->", "<!-- include: snippets/setup.md -->",
+      "| Flag | Value |", "|------|------:|", "| `--keep-daily` | 7 |", "", "```md", "- [ ] a task #todo", "```",
+      "> [!note]", "> See [the docs](https://example.com/docs) and [[backup|the backup note]].",
+    ].join("\n");
+    const text = excerpt(raw);
+    assert.equal(text, "Setup Flag · Value --keep-daily · 7 a task #todo See the docs and the backup note.");
+    assert.equal(excerpt("<!-- only a comment -->"), "");
+    assert.equal(excerpt("word ".repeat(100), 30), "word word word word word word…");
+    const refused = answer({
+      grounded: false, refusal_reason: "score_gate", citations: [], candidates: [{ ...citation(0, "a.md", ["A"], 1, 9), text: raw }],
+    });
+    const html = renderMarkdown(panelMarkdown(refused));
+    assert.doesNotMatch(html, /&lt;!--|```|\| `|placeholder|include:/);
+    assert.match(html, /<em>Setup Flag · Value --keep-daily · 7 a task #todo See the docs and the backup note\.<\/em>/);
   });
 
   it("allows only its own nonce'd script", () => {
@@ -144,10 +224,39 @@ describe("status", () => {
     assert.equal(statusBar(status({ state: "failed", error: "index locked" })).text, "$(error) kebab");
   });
 
-  it("lists folders, models, index and skipped files on the status page", () => {
-    const md = statusMarkdown(status({}));
-    assert.match(md, /\| embeddings \| use use-multilingual-v3 \(512-d\) \|/);
-    assert.match(md, /\| index \| `\/cache\/notes-1` \|/);
-    assert.match(md, /- `big\.md`: larger than max_file_bytes/);
+  it("is one item: indexing wins, else what kebab is doing for you, else the counts", () => {
+    const indexing = status({ state: "indexing", progress: { phase: "parsing", done: 5, total: 16 } });
+    assert.equal(statusBar(indexing, "answering").text, "$(sync~spin) kebab: indexing 5/16 files");
+    const answering = statusBar(status({}), "answering");
+    assert.deepEqual([answering.text, answering.busy], ["$(sync~spin) kebab: answering", true]);
+  });
+
+  it("lists folders, models, index and skipped files as plain text for the output view", () => {
+    const text = statusText(status({}));
+    assert.match(text, /^kebab status: ready · 16 notes · 84 chunks\n/);
+    assert.match(text, /\n {2}embeddings {2}use use-multilingual-v3 \(512-d\)\n/);
+    assert.match(text, /\n {2}index {7}\/cache\/notes-1\n/);
+    assert.match(text, /\n {4}big\.md: larger than max_file_bytes\n/);
+    assert.match(statusText(status({ state: "indexing", progress: { phase: "parsing", done: 5, total: 16 } })), /state {7}indexing \(indexing 5\/16 files\)/);
+  });
+});
+
+describe("server messages", () => {
+  const info = (message: string): Message => ({ type: 3, message });
+  it("drops the info toast of a refusal the panel shows, keeps warnings and other messages", async () => {
+    const shown: string[] = [];
+    const held = new HeldMessages((m) => shown.push(m.message));
+    await held.while(async () => {
+      held.received(info("kebab: The notes never mention: Todoist. Nothing was inserted."));
+      held.received({ type: 2, message: "kebab: the note kept changing" });
+      return { grounded: false };
+    }, (r) => !r.grounded);
+    assert.deepEqual(shown, ["kebab: the note kept changing"]);
+    await held.while(async () => { held.received(info("kebab: inserted")); return { grounded: true }; }, (r) => !r.grounded);
+    assert.deepEqual(shown, ["kebab: the note kept changing", "kebab: inserted"]);
+    held.received(info("kebab: reindexing"));
+    assert.equal(shown.at(-1), "kebab: reindexing");
+    await assert.rejects(held.while(async () => { held.received(info("kept")); throw new Error("boom"); }, () => true));
+    assert.equal(shown.at(-1), "kept"); // a failed request shows what it held
   });
 });

@@ -29,7 +29,8 @@ import {
   TextEdit,
   WorkDoneProgressCreateRequest,
 } from "vscode-languageserver-protocol/node";
-import { panelMarkdown } from "../src/core/answer";
+import { citationNumbers, panelMarkdown } from "../src/core/answer";
+import { followUpConversation } from "../src/core/panelView";
 import { ask, AskRequest, insertAnswer, SearchRequest, Status, StatusRequest, StreamEvent } from "../src/core/protocol";
 import { findServer } from "../src/core/serverCommand";
 import { serverOptions } from "../src/core/settings";
@@ -212,7 +213,11 @@ describe("kebab serve", () => {
     const a = (await ask(rpc, { question: "How long should croissant dough rest in the fridge?" }).result).answer;
     assert.equal(a.grounded, false);
     assert.ok(a.refusal_reason === "score_gate" || a.refusal_reason === "llm_self_judge", a.refusal_reason ?? "");
-    assert.match(panelMarkdown(a), /Not answered/);
+    // why, in the server's words; the code is for tools only
+    const panel = panelMarkdown(a);
+    assert.ok(a.refusal_text, "answer.v1 has refusal_text on a refusal");
+    assert.ok(panel.startsWith(`> **Not answered.** ${a.refusal_text}`), panel);
+    assert.doesNotMatch(panel, /score_gate|llm_self_judge/);
     // a refusal is stored too, but not inserted
     assert.equal(typeof a.answer_id, "number");
     const note = pathToFileURL(path.join(root, "inbox", "questions.md")).href;
@@ -274,6 +279,35 @@ describe("kebab serve", () => {
       assert.equal(llm.requests[0].body.model, "scripted");
     });
 
+    it("numbers the panel's citations as the note's footnotes: the first cited passage is [1]", async () => {
+      llm.script(["Snapshots are kept for 7 days [#3]; ", "the backup runs at 02:30 [#1]."], 0);
+      const a = (await ask(rpc, { question: BACKUP_Q }).result).answer;
+      assert.equal(a.grounded, true, a.answer);
+      // answer.v1 `markdown` is the answer as footnotes: [^kb-n] in order, each with its definition
+      const labels = [...a.markdown.matchAll(/\[\^kb-(\d+)\](?!:)/g)].map((m) => Number(m[1]));
+      const titles = [...a.markdown.matchAll(/^\[\^kb-\d+\]: \[([^\]]+)\]/gm)].map((m) => m[1]);
+      const numbers = citationNumbers(a);
+      const panel = panelMarkdown(a);
+      const shown = [...panel.split("**Sources**")[0].matchAll(/\[\\\[(\d+)\\\]\]/g)].map((m) => Number(m[1]));
+      assert.deepEqual(shown, labels);
+      assert.deepEqual([...numbers.values()], titles.map((_, i) => i + 1));
+      const sources = [...panel.split("**Sources**")[1].matchAll(/^- \\\[(\d+)\\\] \[([^\]]+)\]/gm)].map((m) => [Number(m[1]), m[2]]);
+      assert.deepEqual(sources, titles.map((t, i) => [i + 1, t]));
+    });
+
+    it("starts a thread per question; the follow-up box continues the answer's thread", async () => {
+      llm.script(["At 02:30 [#1]."], 0);
+      const first = (await ask(rpc, { question: BACKUP_Q }).result).answer;
+      const second = (await ask(rpc, { question: "Which port does Postgres listen on?" }).result).answer;
+      assert.match(first.conversation ?? "", /^[0-9a-f]{12}$/); // minted by the server
+      assert.notEqual(second.conversation, first.conversation);
+      assert.doesNotMatch(JSON.stringify(llm.requests.at(-1)?.body.messages), /nightly backup run/);
+      const turns = [{ id: 1, question: BACKUP_Q, state: "answered" as const, streamed: "", answer: first }];
+      const followUp = (await ask(rpc, { question: "And the weekly ones?", conversation: followUpConversation(turns) }).result).answer;
+      assert.equal(followUp.conversation, first.conversation);
+      assert.match(JSON.stringify(llm.requests.at(-1)?.body.messages), /nightly backup run/); // the earlier turn went along
+    });
+
     it("stops generating when asked, and returns the cancelled answer with the text so far", async () => {
       llm.script(Array.from({ length: 40 }, (_, i) => `piece ${i} `), 100);
       const events: StreamEvent[] = [];
@@ -289,7 +323,10 @@ describe("kebab serve", () => {
       assert.ok(asked.answer.answer.startsWith("piece 0"));
       assert.ok(!asked.answer.answer.includes("piece 39"));
       assert.equal(asked.streamed, asked.answer.answer);
-      assert.match(panelMarkdown(asked.answer), /Stopped before the answer was finished/);
+      // the panel says so in words and keeps the text written so far
+      const panel = panelMarkdown(asked.answer);
+      assert.ok(panel.startsWith(`> **Not answered.** ${asked.answer.refusal_text}`), panel);
+      assert.match(panel, /piece 0 piece 1/);
     });
   });
 });

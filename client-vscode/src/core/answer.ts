@@ -1,20 +1,26 @@
 /**
  * answer.v1 as Markdown for the panel: citations as links that open the cited lines, Sources,
- * refusals with the nearest passages. Answers go into notes through the server
+ * refusals in words with the nearest passages as clean excerpts, and whether the index was still
+ * being built. Answers go into notes through the server
  * (`insertAnswer` in ./protocol), which renders their `[^kb-n]` footnotes for the note.
  */
 import * as path from "node:path";
+import { excerpt } from "./excerpt";
 import type { Answer, Citation } from "./protocol";
 
 const MARKER = /\[#(\d{1,3})\]/g;
 
+/** Said for a refusal when the server gave no `refusal_text` (an older server): never the code itself. */
 const REFUSALS: Record<string, string> = {
   no_chunks: "Nothing is indexed yet to answer from.",
-  score_gate: "No passage in the notes is close enough to answer this.",
-  llm_self_judge: "The notes do not hold enough evidence for an answer.",
+  score_gate: "The closest passages in the notes do not answer this.",
+  llm_self_judge: "The passages found do not state an answer.",
   cancelled: "Stopped before the answer was finished.",
   llm_error: "The language model failed.",
 };
+
+/** Keeps `L12–L30` on one line: a word joiner on each side of the dash. */
+const DASH = "\u2060–\u2060";
 
 /** Where a citation points: the cited note's uri with the lines as `#L12-L30`. */
 export function citationHref(c: Citation): string {
@@ -37,57 +43,113 @@ export function streamingMarkdown(text: string): string {
   return text.replace(MARKER, "\\[$1\\]");
 }
 
+/**
+ * The number each cited passage gets, the way the server numbers the note's footnotes
+ * (`rag/footnotes.py`): known markers in the order they first appear in the answer, from 1, so
+ * the panel's [1], [2] are the note's `[^kb-1]`, `[^kb-2]` (after Insert, continued from the
+ * note's own). Markers that name no citation get no number.
+ */
+export function citationNumbers(a: Pick<Answer, "answer" | "citations">): Map<number, number> {
+  const known = new Set(a.citations.map((c) => c.marker));
+  const numbers = new Map<number, number>();
+  for (const m of a.answer.matchAll(MARKER)) {
+    const marker = Number(m[1]);
+    if (known.has(marker) && !numbers.has(marker)) {
+      numbers.set(marker, numbers.size + 1);
+    }
+  }
+  return numbers;
+}
+
+/** Why it was not answered, in words: the server's `refusal_text`, never the `refusal_reason` code. */
+export function refusalWords(a: Answer): string {
+  return a.refusal_text?.trim() || REFUSALS[a.refusal_reason ?? ""] || "The notes do not answer this.";
+}
+
 /** The finished answer for the panel: cited text, then Sources (or why it was refused and the nearest passages). */
 export function panelMarkdown(a: Answer): string {
+  const numbers = citationNumbers(a);
   const byMarker = new Map(a.citations.map((c) => [c.marker, c]));
   const parts: string[] = [];
-  if (!a.grounded) {
-    const reason = REFUSALS[a.refusal_reason ?? ""] ?? "Not answered.";
-    parts.push(`> **Not answered.** ${reason}${a.error ? ` ${escapeInline(a.error)}` : ""}`);
+  if (a.index_building?.message) {
+    parts.push(`> ⏳ ${escapeInline(a.index_building.message)}`);
   }
-  const body = a.answer.replace(MARKER, (_, n: string) => {
-    const c = byMarker.get(Number(n));
-    return c ? `[\\[${n}\\]](<${citationHref(c)}> "${escapeTitle(label(c))}")` : `\\[${n}\\]`;
-  }).trim();
-  if (body) {
+  if (!a.grounded) {
+    parts.push(`> **Not answered.** ${escapeInline(refusalWords(a))}${a.error && !a.refusal_text ? ` ${escapeInline(a.error)}` : ""}`);
+  }
+  const body = a.answer.replace(MARKER, (_, m: string) => {
+    const n = numbers.get(Number(m));
+    const c = byMarker.get(Number(m));
+    return n && c ? `[\\[${n}\\]](<${citationHref(c)}> "${escapeTitle(label(c))}")` : "";
+  }).replace(/[ \t]+$/gm, "").trim();
+  if (body && showsBody(a)) {
     parts.push(body);
   }
   for (const conflict of a.conflicts ?? []) {
-    parts.push(`> ⚠ Sources [${conflict.a}] and [${conflict.b}] disagree: ${escapeInline(conflict.detail)}`);
+    const a1 = sourceName(conflict.a, conflict.a_source, numbers);
+    const b1 = sourceName(conflict.b, conflict.b_source, numbers);
+    parts.push(`> ⚠ The notes disagree (${a1} and ${b1}): ${escapeInline(conflict.detail)}`);
   }
-  if (a.grounded && a.citations.length) {
-    // a bullet list: the markers need not run 1, 2, 3 (an ordered list would renumber them)
-    parts.push("**Sources**\n\n" + a.citations.map((c) => `- \\[${c.marker}\\] ${sourceLink(c)}`).join("\n"));
+  if (a.grounded && numbers.size) {
+    const cited = [...numbers.entries()].sort((x, y) => x[1] - y[1]);
+    // a bullet list with the numbers written out (an ordered list could renumber them)
+    parts.push("**Sources**\n\n" + cited.map(([marker, n]) => `- \\[${n}\\] ${sourceLink(byMarker.get(marker)!)}`).join("\n"));
   }
   const candidates = a.candidates ?? [];
   if (!a.grounded && candidates.length) {
-    parts.push("**Nearest passages**\n\n" + candidates.map((c, i) =>
-      `${i + 1}. ${sourceLink(c)}\n\n   ${quote(c.text)}`).join("\n"));
+    parts.push("**Nearest passages**\n\n" + candidates.map((c, i) => {
+      const text = excerpt(c.text);
+      return `${i + 1}. ${sourceLink(c)}${text ? `\n\n   *${escapeInline(text)}*` : ""}`;
+    }).join("\n"));
   }
   return parts.join("\n\n") + "\n";
 }
 
-/** One line under the answer: model, time, passages used. */
+/**
+ * Whether a refusal's answer text says more than its refusal: the text a model wrote (kept when
+ * it was cancelled, failed or cited nothing), not the words the server or the extractive
+ * answerer refuse with, which `refusal_text` already says.
+ */
+function showsBody(a: Answer): boolean {
+  if (a.grounded || !a.refusal_text) {
+    return true;
+  }
+  if (a.refusal_reason === "score_gate" || a.refusal_reason === "no_chunks") {
+    return false;
+  }
+  return a.model?.backend !== "extractive";
+}
+
+/** One line under the answer: who answered, how long it took, how many notes it cites. */
 export function answerMeta(a: Answer): string {
-  const ms = Math.round(a.usage?.latency_ms ?? 0);
-  const model = a.model?.id && a.model.id !== a.model.backend ? `${a.model.backend} · ${a.model.id}` : a.model?.backend;
-  const used = a.retrieval ? ` · ${a.retrieval.chunks_used} of ${a.retrieval.chunks_returned} passages` : "";
-  return `${model ?? "?"} · ${ms} ms${used}`;
+  const model = a.model?.id && a.model.id !== a.model.backend ? `${a.model.backend} · ${a.model.id}` : a.model?.backend ?? "?";
+  const parts = [model, duration(a.usage?.latency_ms ?? 0)];
+  if (a.grounded) {
+    const n = citationNumbers(a).size;
+    parts.push(`${n} source${n === 1 ? "" : "s"}`);
+  }
+  return parts.join(" · ");
+}
+
+function duration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function sourceName(marker: number, source: string | undefined, numbers: Map<number, number>): string {
+  const n = numbers.get(marker);
+  if (n) {
+    return `\\[${n}\\]`;
+  }
+  return source ? `\`${source.replace(/`/g, "")}\`` : "a passage not cited";
 }
 
 function sourceLink(c: Citation): string {
   const [start, end] = lines(c);
-  return `[${escapeInline(label(c))}](<${citationHref(c)}>) \`${c.path}\` L${start}–L${end}`;
+  return `[${escapeInline(label(c))}](<${citationHref(c)}>) \`${c.path}\` L${start}${DASH}L${end}`;
 }
 
 function label(c: Citation): string {
   return c.heading_path.length ? c.heading_path.join(" › ") : path.posix.basename(c.path);
-}
-
-function quote(text: string, max = 240): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  const cut = flat.length > max ? `${flat.slice(0, max).trimEnd()}…` : flat;
-  return `*${escapeInline(cut)}*`;
 }
 
 function escapeInline(text: string): string {

@@ -17,6 +17,7 @@ export interface Turn {
   streamed: string; // answer text so far
   answer?: Answer;
   error?: string; // the request failed (not a refusal)
+  followUp?: boolean; // asked in the thread of the answer above it (the follow-up box)
 }
 
 export interface TurnView {
@@ -27,6 +28,7 @@ export interface TurnView {
   meta: string;
   canInsert: boolean; // a grounded answer the server stored (it inserts by answer.v1 `id`)
   canCopy: boolean;
+  followUp: boolean;
 }
 
 const md = new MarkdownIt({ html: false, linkify: false, breaks: false });
@@ -56,6 +58,7 @@ export function turnView(t: Turn): TurnView {
     id: t.id, question: t.question, state: t.state, html: renderMarkdown(markdown), meta,
     canInsert: !!t.answer?.grounded && typeof t.answer.answer_id === "number",
     canCopy: !!t.answer && !!t.answer.answer.trim(),
+    followUp: !!t.followUp,
   };
 }
 
@@ -64,10 +67,19 @@ export function finishedState(a: Answer): TurnState {
   return a.grounded ? "answered" : "refused";
 }
 
-/** The last answered turns, oldest first, for a follow-up's `history`. */
-export function history(turns: Turn[], max = 3): { question: string; answer: string }[] {
-  return turns.filter((t) => t.answer?.grounded).slice(-max)
-    .map((t) => ({ question: t.question, answer: t.answer!.answer }));
+/**
+ * The thread a question from the follow-up box continues: the server's `conversation` of the
+ * latest answer in the panel, or undefined (a new thread) when there is none. Kebab: Ask and
+ * Answer question on this line never send one: a new question starts a new thread.
+ */
+export function followUpConversation(turns: readonly Turn[]): string | undefined {
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const conversation = turns[i].answer?.conversation;
+    if (conversation) {
+      return conversation;
+    }
+  }
+  return undefined;
 }
 
 /** The panel page. `cspSource` and `nonce` come from the webview. */
@@ -85,7 +97,7 @@ export function page(cspSource: string, nonce: string): string {
 <main id="turns" aria-live="polite"></main>
 <p id="empty" class="meta">Ask a question with <b>Kebab: Ask</b>; answers from your notes appear here, with their sources.</p>
 <form id="follow">
-  <input id="question" type="text" placeholder="Ask a follow-up…" aria-label="Ask a follow-up question">
+  <input id="question" type="text" placeholder="Ask a question…" aria-label="Ask a question">
   <button type="submit">Ask</button>
 </form>
 <script nonce="${nonce}">${SCRIPT}</script>
@@ -105,6 +117,7 @@ blockquote { margin: 0 0 8px; padding: 4px 12px; border-left: 4px solid var(--vs
 .turn { border-bottom: 1px solid var(--vscode-panel-border, rgba(128,128,128,.35)); padding: 12px 0; }
 .question { font-weight: 600; font-size: 1.1em; margin: 0 0 6px; }
 .question::before { content: "Q "; color: var(--vscode-descriptionForeground); }
+.turn.follow-up .question::before { content: "↳ "; }
 .turn.refused .answer > blockquote:first-child { border-left-color: var(--vscode-editorWarning-foreground); }
 .turn.failed .answer > blockquote:last-child { border-left-color: var(--vscode-errorForeground); }
 .turn.streaming .answer > :last-child::after { content: "▍"; animation: blink 1s steps(2) infinite; }
@@ -147,7 +160,7 @@ function upsert(v) {
     box.append(actions);
     turns.append(box);
   }
-  box.className = "turn " + v.state;
+  box.className = "turn " + v.state + (v.followUp ? " follow-up" : "");
   box.querySelector(".question").textContent = v.question;
   box.querySelector(".answer").innerHTML = v.html;
   box.querySelector(".meta").textContent = v.meta;
@@ -162,6 +175,11 @@ window.addEventListener("message", (event) => {
   const m = event.data;
   if (m.type === "turn") upsert(m.turn);
   if (m.type === "reset") { turns.textContent = ""; m.turns.forEach(upsert); empty.hidden = m.turns.length > 0; }
+  if (m.type === "thread") {
+    const input = document.getElementById("question");
+    input.placeholder = m.followUp ? "Ask a follow-up…" : "Ask a question…";
+    input.setAttribute("aria-label", m.followUp ? "Ask a follow-up question about the answer above" : "Ask a question");
+  }
 });
 document.addEventListener("click", (event) => {
   const a = event.target.closest && event.target.closest("a[href]");

@@ -77,9 +77,20 @@ export interface Answer {
   created_at: string;
   result_hash: string;
   candidates?: Citation[]; // nearest passages, on a refusal
-  conflicts?: { a: number; b: number; detail: string }[];
+  conflicts?: { a: number; b: number; detail: string; a_source?: string; b_source?: string }[];
   error?: string | null;
   answer_id?: number | null; // the stored answer (kebab.insertAnswer takes it)
+  conversation?: string | null; // the thread, always set by the server: send it back to follow up
+  refusal_text?: string | null; // on a refusal: why, in words for people (refusal_reason is for tools)
+  index_building?: IndexBuilding | null; // set when the answer was made while the index was building
+}
+
+/** answer.v1 `index_building`: the index was still being built when the answer was made. */
+export interface IndexBuilding {
+  files_done: number | null;
+  files_total: number | null;
+  vectors_pending: number;
+  message: string; // the same, in words for people
 }
 
 // requests ------------------------------------------------------------------------------------
@@ -99,7 +110,7 @@ export interface AskParams {
   temperature?: number;
   seed?: number;
   explain?: boolean;
-  conversation?: string;
+  conversation?: string; // a follow-up: the thread of the answer it follows (none: a new thread)
   workDoneToken?: ProgressToken;
 }
 

@@ -1,4 +1,7 @@
-/** `kebab/status` for people: the status bar's text and tooltip, and the Show status page. */
+/**
+ * `kebab/status` for people: the one status bar item (the index's state, or what kebab is doing
+ * for you), and the Show status text.
+ */
 import type { FolderStatus, Status } from "./protocol";
 
 export interface StatusBar {
@@ -8,8 +11,12 @@ export interface StatusBar {
   failed: boolean;
 }
 
-/** The status bar item: indexing progress while the index builds, then notes, chunks and model. */
-export function statusBar(s: Status): StatusBar {
+/**
+ * The status bar item: indexing progress while the index builds, then notes, chunks and model.
+ * `working` is what the extension is waiting on the server for ("answering"), shown when the
+ * index is not building: kebab has this one item, never a second progress item beside it.
+ */
+export function statusBar(s: Status, working?: string): StatusBar {
   const failed = s.folders.find((f) => f.state === "failed" || f.error);
   const indexing = s.folders.find((f) => f.state === "opening" || f.state === "indexing");
   const embedding = s.folders.find((f) => (f.pending_vectors ?? 0) > 0);
@@ -21,6 +28,9 @@ export function statusBar(s: Status): StatusBar {
   if (indexing || embedding) {
     const f = indexing ?? embedding!;
     return { text: `$(sync~spin) kebab: ${progress(f)}`, tooltip: `kebab is indexing ${f.root}; answers use what is indexed so far`, busy: true, failed: false };
+  }
+  if (working) {
+    return { text: `$(sync~spin) kebab: ${working}`, tooltip: `kebab is ${working}`, busy: true, failed: false };
   }
   if (!s.folders.length) {
     return { text: "$(book) kebab", tooltip: "kebab: no workspace folder open", busy: false, failed: false };
@@ -52,19 +62,18 @@ function modelName(f: FolderStatus | undefined): string {
   return f.llm.id && f.llm.id !== f.llm.backend ? `${f.llm.backend} ${f.llm.id}` : f.llm.backend;
 }
 
-/** The Show status page (Markdown). */
-export function statusMarkdown(s: Status): string {
-  const out = [`# kebab status`, "", `**${s.state}** · ${s.files} notes · ${s.chunks} chunks`, ""];
+/** Show status as plain text (the "kebab status" output view): per folder, one fact a line. */
+export function statusText(s: Status): string {
+  const out = [`kebab status: ${s.state} · ${s.files} notes · ${s.chunks} chunks`];
   for (const f of s.folders) {
-    out.push(`## ${f.root}`, "");
     const rows: [string, string][] = [
-      ["state", f.state + (f.state === "indexing" && f.progress?.total ? ` (${progress(f)})` : "")],
+      ["state", f.state + (f.state === "indexing" || f.state === "opening" || f.pending_vectors ? ` (${progress(f)})` : "")],
       ["notes", String(f.files ?? "–")],
       ["chunks", String(f.chunks ?? "–")],
       ["vectors", `${f.vectors ?? "–"}${f.pending_vectors ? ` (${f.pending_vectors} waiting)` : ""}`],
       ["answers", f.llm ? `${modelName(f)}${f.llm.endpoint ? ` at ${f.llm.endpoint}` : ""}` : "–"],
       ["embeddings", f.embedding ? `${f.embedding.backend} ${f.embedding.id} (${f.embedding.dim}-d)` : "–"],
-      ["index", f.index_dir ? `\`${f.index_dir}\`` : "–"],
+      ["index", f.index_dir ?? "–"],
     ];
     if (f.error) {
       rows.push(["error", f.error]);
@@ -72,11 +81,12 @@ export function statusMarkdown(s: Status): string {
     if (f.embedding_error) {
       rows.push(["embedding error", f.embedding_error]);
     }
-    out.push("| | |", "|---|---|", ...rows.map(([k, v]) => `| ${k} | ${v.replace(/\|/g, "\\|")} |`), "");
+    const width = Math.max(...rows.map(([k]) => k.length));
+    out.push("", f.root, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`));
     const skipped = f.skipped ?? [];
     if (skipped.length) {
-      out.push(`### Skipped (${skipped.length})`, "", ...skipped.map((x) => `- \`${x.path}\`: ${x.reason}`), "");
+      out.push(`  skipped (${skipped.length}):`, ...skipped.map((x) => `    ${x.path}: ${x.reason}`));
     }
   }
-  return out.join("\n");
+  return out.join("\n") + "\n";
 }

@@ -1,0 +1,48 @@
+/**
+ * A passage of a note as a person reads it, for the nearest passages under a refusal: the note's
+ * Markdown source without what only the source shows (HTML comments and tags, code fence lines,
+ * table pipes and separator rows, heading hashes, list and quote markers, link targets, code and
+ * emphasis marks), on one line, cut at a word.
+ */
+
+/** Plain readable text of a Markdown passage, at most `max` characters (then `…`). */
+export function excerpt(markdown: string, max = 240): string {
+  const text = markdown.replace(/\r\n?/g, "\n")
+    .replace(/<!--[\s\S]*?(?:-->|$)/g, " ") // comments, an unclosed one to the end
+    .split("\n").map(line).filter((l) => l !== "").join(" ")
+    .replace(/\s+/g, " ").trim();
+  return cut(text, max);
+}
+
+const FENCE = /^\s*(?:`{3,}|~{3,})/;
+const TABLE_SEPARATOR = /^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$/;
+
+function line(raw: string): string {
+  if (FENCE.test(raw) || TABLE_SEPARATOR.test(raw)) {
+    return "";
+  }
+  let s = raw
+    .replace(/^\s*(?:>\s?)+/, "") // quote markers
+    .replace(/^\s*\[![\w-]+\][+-]?\s*/, "") // a callout's [!note]
+    .replace(/^\s*#{1,6}\s+/, "") // heading hashes
+    .replace(/^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?/, "") // list markers, task boxes
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1") // [text](target) → text
+    .replace(/\[\[([^\]|]*)\|([^\]]*)\]\]/g, "$2") // [[target|alias]] → alias
+    .replace(/\[\[([^\]]*)\]\]/g, "$1") // [[target]] → target
+    .replace(/\[\^[^\]\s]+\]/g, "") // footnote references
+    .replace(/<\/?[A-Za-z][^>]*>/g, " ") // HTML tags
+    .replace(/`+|\*\*|__|~~/g, ""); // code and emphasis marks
+  if (/^\s*\|.*\|\s*$/.test(s) || (s.match(/\|/g)?.length ?? 0) >= 2) {
+    s = s.replace(/^\s*\|/, "").replace(/\|\s*$/, "").split("|").map((c) => c.trim()).filter(Boolean).join(" · ");
+  }
+  return s.trim();
+}
+
+function cut(text: string, max: number): string {
+  if (text.length <= max) {
+    return text;
+  }
+  const head = text.slice(0, max);
+  const space = head.lastIndexOf(" ");
+  return `${(space > max * 0.6 ? head.slice(0, space) : head).trimEnd()}…`;
+}
