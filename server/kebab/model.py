@@ -145,6 +145,15 @@ class Conflict(msgspec.Struct):
     b_source: str = ""
 
 
+class IndexBuilding(msgspec.Struct):
+    """The index was still being built when an answer was made: ask again when it is done."""
+
+    files_done: int | None  # None: the file count is not known yet
+    files_total: int | None
+    vectors_pending: int  # passages whose vectors are not computed yet (searched by words only)
+    message: str  # the same, in words for people
+
+
 class Answer(msgspec.Struct):
     """`answer.v1`: the stable JSON every front end returns. Fields may be added, never renamed."""
 
@@ -167,8 +176,10 @@ class Answer(msgspec.Struct):
     conflicts: list[Conflict] = []
     error: str | None = None  # what went wrong, for llm_error
     answer_id: int | None = None  # row id in the answers store (`id` is the caller's, in batches)
-    conversation: str | None = None  # thread id: pass it back to ask a follow-up
+    conversation: str | None = None  # thread id, always set: pass it back to ask a follow-up
     explain: dict[str, object] | None = None
+    refusal_text: str | None = None  # on a refusal: why, in words for people
+    index_building: IndexBuilding | None = None  # set when asked while the index was building
 
 
 class GeneratedNote(msgspec.Struct):

@@ -90,12 +90,16 @@ class Workspace:
         """Fill in missing vectors; hybrid search uses what exists so far."""
         return self.index.embed_pending(self.cfg.embed.batch_size, progress, should_stop)
 
+    def pending_vectors(self) -> int:
+        """Passages not embedded yet: until they are, they are found by their words only."""
+        return self.index.pending_vectors()
+
     def refresh(self, progress: Progress | None = None) -> IndexSummary:
         """sync() then embed(): the index fully current, as `kebab index` leaves it."""
         started = time.perf_counter()
         summary = self.sync(progress)
         summary.embedded = self.embed(progress)
-        summary.pending_vectors = self.index.pending_vectors()
+        summary.pending_vectors = self.pending_vectors()
         summary.seconds = round(time.perf_counter() - started, 3)
         return summary
 

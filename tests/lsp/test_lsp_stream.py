@@ -292,5 +292,6 @@ async def test_a_model_that_is_down_gives_an_llm_error_answer(neovim: KebabClien
     result = await neovim.request("kebab/ask", {"question": QUESTION, "workDoneToken": "down"})
     assert result["refusal_reason"] == "llm_error" and not result["grounded"]
     assert endpoint in result["error"]
-    assert neovim.progress_log["down"][-1]["message"].startswith("model error")
+    assert neovim.progress_log["down"][-1]["message"].startswith("The model failed: ")
+    assert result["refusal_text"].startswith("The model failed: ")
     assert (await neovim.request("kebab/status", {}))["state"] in ("ready", "indexing")

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import sys
-import uuid
 from collections.abc import Callable
 
 from kebab.cli.commands import (
@@ -31,9 +30,8 @@ def run(args: argparse.Namespace) -> int:
         refresh(ws)
         if args.queries:
             return asyncio.run(_batch(ws, args))
-        conversation = (
-            answers.last_conversation(ws.index.store) if args.cont else None
-        ) or uuid.uuid4().hex[:12]
+        # A new question starts a thread of its own (the engine names it); --continue follows up.
+        conversation = answers.last_conversation(ws.index.store) if args.cont else None
         req = AskRequest(
             question=args.question,
             k=args.k,
@@ -115,6 +113,8 @@ def _print_answer(answer: Answer, streamed: bool) -> None:
         print()
     if answer.error:
         print(f"\nkebab: {answer.error}", file=sys.stderr)
+    elif answer.refusal_text and answer.refusal_text not in answer.answer:
+        print(f"\nNot answered: {answer.refusal_text}")
     if answer.citations:
         print("\nSources:")
         for c in answer.citations:

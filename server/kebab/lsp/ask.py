@@ -21,8 +21,9 @@ from kebab.lsp import params as params_mod
 from kebab.lsp import progress
 from kebab.lsp.folders import Folder
 from kebab.lsp.server import KebabServer
-from kebab.model import Answer, Hit, to_builtins
+from kebab.model import Answer, Hit, IndexBuilding, to_builtins
 from kebab.rag.pipeline import AskRequest, Cancelled, Turn, citation_range
+from kebab.text import is_korean
 
 ASK, SEARCH, STATUS = "kebab/ask", "kebab/search", "kebab/status"
 ASK_COMMAND, REINDEX_COMMAND = "kebab.ask", "kebab.reindex"
@@ -87,6 +88,9 @@ async def answer(
                     raise
                 task.uncancel()
                 result = c.answer
+            result.index_building = building(
+                folder, await asyncio.to_thread(ws.pending_vectors), result.question
+            )
         if stream is not None:
             stream.finish(outcome(result))
         return result
@@ -250,18 +254,43 @@ def request_of(p: params_mod.AskParams, path: str | None) -> AskRequest:
     )
 
 
+def building(folder: Folder, pending: int, question: str) -> IndexBuilding | None:
+    """What an answer made now lacks because the index is still being built, or None."""
+    reading = folder.state in ("opening", "indexing") and folder.phase not in (
+        "embedding",
+        "units",
+    )
+    if not reading and not pending:
+        return None
+    done, total = (folder.done, folder.total) if reading and folder.total else (None, None)
+    if is_korean(question):
+        parts = (
+            [f"파일 {done:,}/{total:,}개 읽음" if total else "파일을 읽는 중"] if reading else []
+        )
+        if pending:
+            parts.append(f"구절 {pending:,}개는 아직 단어로만 찾음")
+        message = f"색인을 아직 만드는 중입니다({', '.join(parts)}). 끝난 뒤 다시 물어보면 더 완전한 답을 얻습니다."
+    else:
+        parts = (
+            [f"{done:,} of {total:,} files read" if total else "reading files"] if reading else []
+        )
+        if pending:
+            parts.append(f"{pending:,} passages not embedded yet, found by their words only")
+        message = (
+            f"The index is still being built ({'; '.join(parts)}): "
+            "ask again when it is done for a complete answer."
+        )
+    return IndexBuilding(done, total, pending, message)
+
+
 def outcome(a: Answer) -> str:
     """A few words for the end of the progress."""
     if a.grounded:
         n = len(a.citations)
         return f"answered with {n} citation{'s' if n != 1 else ''}"
-    return {
-        "no_chunks": "nothing indexed to answer from",
-        "score_gate": "no passage close enough to answer",
-        "llm_self_judge": "not enough evidence in the notes",
-        "cancelled": "cancelled",
-        "llm_error": f"model error: {a.error or 'unknown'}",
-    }.get(a.refusal_reason or "", "not answered")
+    if a.refusal_reason == "cancelled":
+        return "cancelled"
+    return a.refusal_text or "not answered"
 
 
 def hit_json(folder: Folder, h: Hit) -> dict[str, Any]:

@@ -243,11 +243,7 @@ def _arguments(args: tuple[Any, ...]) -> tuple[str, int, str | None, int | None]
 
 
 def _why_not(answer: Answer) -> str:
-    if answer.refusal_reason == "cancelled":
-        return "the answer was cancelled; nothing was inserted"
-    if answer.refusal_reason == "llm_error":
-        return f"no answer: {answer.error}"
-    return answer.answer.strip()
+    return f"{answer.refusal_text or answer.answer.strip()} Nothing was inserted."
 
 
 def _at(position: types.Position) -> types.Range:

@@ -156,8 +156,10 @@ def retrieve(
         Fusion(lexical_weight=cfg.search.lexical_weight),
         vector_query=vector_query,
     )
-    if req.path:  # the passage that holds the question is never its own evidence
-        hits = [h for h in hits if not (h.path == req.path and req.question.strip() in h.text)]
+    # A question is never its own evidence: not the passage it was asked from (a line or a
+    # multi-line selection of the note at `req.path`), nor, whichever door it came through, a
+    # passage that says nothing but the question (a question jotted into an inbox note).
+    hits = [h for h in hits if not _holds_question(req, h.path, h.heading_path, h.text)]
     # Answers kebab wrote into notes restate other notes: their sources come first.
     hits = sorted(hits, key=lambda h: bool(_KB_REFERENCE.search(h.text)))[:k]
     top_cos = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
@@ -363,6 +365,9 @@ def finish(
     )
     completion = tokens.count(text)
     embedder = index.embedder
+    # The server owns thread ids: a question asked without one starts a thread of its own.
+    conversation = req.conversation or uuid.uuid4().hex[:12]
+    unknown_words = p.extra.get("unknown_words")
     answer = Answer(
         question=req.question,
         answer=text,
@@ -396,7 +401,15 @@ def finish(
         candidates=candidates,
         conflicts=p.conflicts,
         error=error,
-        conversation=req.conversation,
+        conversation=conversation,
+        refusal_text=refusal_words(
+            req.question,
+            refusal,
+            unknown_words if isinstance(unknown_words, list) else [],
+            error,
+        )
+        if refusal is not None
+        else None,
     )
     if unknown and error is None:
         answer.error = f"the answer cites passages that were not given: {unknown}"
@@ -424,7 +437,7 @@ def finish(
             ],
         }
     try:
-        answers.save(index.store, answer, req.conversation)
+        answers.save(index.store, answer, conversation)
     except (sqlite3.Error, OSError) as e:  # a read-only or full disk: the answer still counts
         log.warning("answer not stored: %s", e)
         note = f"the answer was not stored in {index.dir} ({e})"
@@ -484,6 +497,23 @@ def citation(index: Index, marker: int, ev: Evidence | None, hit: Hit) -> Citati
     )
 
 
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _holds_question(req: AskRequest, path: str, heading_path: list[str], text: str) -> bool:
+    """Whether a passage holds the question itself: word for word (punctuation, list markers
+    and line breaks aside) in the note it was asked from, or as all its text anywhere."""
+    asked = _words(req.question)
+    words = _words(text)
+    if not asked or asked not in words:
+        return False
+    if path == req.path:
+        return True
+    rest = words.replace(asked, " ").split()
+    return not set(rest) - set(_words(" ".join(heading_path)).split())
+
+
 def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float:
     """The best cosine of the question itself over the notes, for the gate (HyDE searched with
     a draft): the question's own passage aside."""
@@ -491,15 +521,14 @@ def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float
     if qvec is None:
         return 0.0
     found = index.vector_search(qvec, k)
-    chunks = index.store.chunks_by_key({key for key, _ in found}) if req.path else {}
+    chunks = index.store.chunks_by_key({key for key, _ in found})
     return max(
         (
             score
             for key, score in found
-            if not (
-                key in chunks
-                and chunks[key].path == req.path
-                and req.question.strip() in chunks[key].text
+            if key in chunks
+            and not _holds_question(
+                req, chunks[key].path, chunks[key].heading_path, chunks[key].text
             )
         ),
         default=0.0,
@@ -544,6 +573,35 @@ def _weak(
     has_vectors = any(h.vector_score is not None for h in hits)
     weak_meaning = (not has_vectors) or min_cos is None or top_cos < min_cos
     return weak_meaning and coverage < cfg.rag.min_lexical_coverage
+
+
+def refusal_words(
+    question: str, reason: RefusalReason, unknown: list[str], error: str | None = None
+) -> str:
+    """Why a question was not answered, in words for people (answer.v1 `refusal_text`); the
+    code in `refusal_reason` is for tools. In the question's language."""
+    ko = is_korean(question)
+    if reason == "score_gate" and unknown:
+        words = ", ".join(unknown)
+        return f"노트에 나오지 않는 말: {words}." if ko else f"The notes never mention: {words}."
+    if reason == "llm_error":
+        detail = error or ("알 수 없는 오류" if ko else "unknown error")
+        return f"모델 오류: {detail}" if ko else f"The model failed: {detail}"
+    return (_WHY_KO if ko else _WHY_EN)[reason]
+
+
+_WHY_EN: dict[str, str] = {
+    "no_chunks": "Nothing is indexed in this workspace yet.",
+    "score_gate": "The closest passages in the notes do not answer this.",
+    "llm_self_judge": "The passages found do not state an answer.",
+    "cancelled": "Cancelled before the answer was finished.",
+}
+_WHY_KO: dict[str, str] = {
+    "no_chunks": "이 워크스페이스에는 아직 색인된 노트가 없습니다.",
+    "score_gate": "노트에서 가장 가까운 구절도 이 질문에 답하지 않습니다.",
+    "llm_self_judge": "찾은 구절에 답이 나와 있지 않습니다.",
+    "cancelled": "답변이 끝나기 전에 취소되었습니다.",
+}
 
 
 def _refusal_text(question: str, reason: RefusalReason, unknown: list[str]) -> str:

@@ -1,0 +1,161 @@
+"""One question, one answer, whichever door it comes through; threads only when asked; and an
+answer made while the index is still being built says so (issue 12, server side)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsp_client import KebabClient, server_env, serving
+from lsprotocol import types
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+QUESTION = "What time does the nightly backup job run?"  # also a line of inbox/questions.md
+OTHER = "How do I read the slow query log on Postgres?"
+KEBAB = str(Path(sys.executable).with_name("kebab"))
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def vscode(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KebabClient]:
+    async with serving(tmp_path_factory.mktemp("doors"), "vscode") as client:
+        await client.wait_ready()
+        yield client
+
+
+def seen(answer: dict[str, Any]) -> tuple[object, ...]:
+    """What a person reads: the text, whether it was answered, and the passages it cites."""
+    cites = [(c["marker"], c["path"], c["start_line"], c["end_line"]) for c in answer["citations"]]
+    return answer["answer"], answer["grounded"], answer["refusal_reason"], cites
+
+
+async def test_the_same_question_gets_the_same_answer_through_every_door(
+    vscode: KebabClient, tmp_path: Path
+) -> None:
+    panel = await vscode.request("kebab/ask", {"question": QUESTION})
+    command = await vscode.command("kebab.ask", QUESTION)
+    inbox = vscode.root / "inbox" / "questions.md"
+    lines = inbox.read_text(encoding="utf-8").split("\n")
+    uri = vscode.open(inbox)
+    pos = types.Position(line=lines.index(QUESTION), character=3)
+    actions = await vscode.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(pos, pos),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    action = next(a for a in actions or [] if isinstance(a, types.CodeAction) and a.command)
+    assert action.command is not None
+    inserted = await vscode.command(action.command.command, *(action.command.arguments or []))
+    vscode.close(uri)
+    cli_index = str(tmp_path / "cli-index")
+    cli = subprocess.run(
+        [KEBAB, "ask", QUESTION, "--json", "--root", str(vscode.root), "--index-dir", cli_index],
+        capture_output=True,
+        text=True,
+        env=server_env(tmp_path),
+        timeout=120,
+        check=True,
+    )
+    terminal = json.loads(cli.stdout)
+    assert panel["grounded"] and "02:30" in panel["answer"]
+    assert all(c["path"] != "inbox/questions.md" for c in panel["citations"])
+    assert seen(command) == seen(panel)
+    assert seen(inserted["answer"]) == seen(panel)
+    assert seen(terminal) == seen(panel)
+    # ... and each is a thread of its own, named by the server
+    ids = {a["conversation"] for a in (panel, command, inserted["answer"], terminal)}
+    assert len(ids) == 4 and all(re.fullmatch(r"[0-9a-f]{12}", i) for i in ids)
+
+
+async def test_a_new_question_starts_a_new_thread_and_a_follow_up_is_explicit(
+    vscode: KebabClient,
+) -> None:
+    alone = await vscode.request("kebab/ask", {"question": QUESTION})
+    first = await vscode.request("kebab/ask", {"question": OTHER})
+    after = await vscode.request("kebab/ask", {"question": QUESTION})
+    assert seen(after) == seen(alone)  # the Postgres question left nothing behind
+    assert after["result_hash"] == alone["result_hash"]
+    follow = await vscode.request(
+        "kebab/ask", {"question": QUESTION, "conversation": first["conversation"]}
+    )
+    assert follow["conversation"] == first["conversation"]
+    assert follow["result_hash"] != alone["result_hash"]  # it knew the thread's earlier turn
+
+
+async def test_a_selected_multi_line_question_is_not_its_own_evidence(
+    vscode: KebabClient,
+) -> None:
+    path = vscode.root / "inbox" / "multi.md"
+    path.write_text("# Scratch\n\nWhat time does the nightly\nbackup job run?\n", "utf-8")
+    uri = vscode.open(path)
+    start, end = types.Position(line=2, character=0), types.Position(line=3, character=15)
+    actions = await vscode.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start, end),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    action = next(a for a in actions or [] if isinstance(a, types.CodeAction) and a.command)
+    assert action.command is not None
+    assert (action.command.arguments or [])[2] == QUESTION
+    found = await vscode.request("kebab/search", {"query": QUESTION})
+    assert "inbox/multi.md" in [h["path"] for h in found["hits"]][:3]  # it is a close match
+    asked = await vscode.request("kebab/ask", {"question": QUESTION, "uri": uri, "explain": True})
+    hits = [h["path"] for h in asked["explain"]["hits"]]
+    assert "ops/backup.md" in hits and "inbox/multi.md" not in hits  # but not its own evidence
+    result = await vscode.command(action.command.command, *(action.command.arguments or []))
+    vscode.close(uri)
+    path.unlink()
+    answer = result["answer"]
+    assert answer["grounded"] and "02:30" in answer["answer"]
+    assert {c["path"] for c in answer["citations"]} == {"ops/backup.md"}
+
+
+async def test_refusals_say_why_in_words(vscode: KebabClient) -> None:
+    en = await vscode.request("kebab/ask", {"question": "How do I sync my notes with Todoist?"})
+    assert en["refusal_reason"] == "score_gate"
+    assert en["refusal_text"] == "The notes never mention: Todoist."
+    ko = await vscode.request("kebab/ask", {"question": "Todoist와 노트를 동기화하려면?"})
+    assert not ko["grounded"] and ko["refusal_text"] == "노트에 나오지 않는 말: Todoist."
+    ok = await vscode.request("kebab/ask", {"question": QUESTION})
+    assert ok["grounded"] and ok["refusal_text"] is None and ok["index_building"] is None
+
+
+async def test_an_answer_made_while_vectors_are_filling_says_the_index_is_building(
+    tmp_path: Path,
+) -> None:
+    async with serving(tmp_path, "neovim") as client:
+        # Enough notes that embedding them takes seconds: ask while it runs.
+        for i in range(600):
+            note = client.root / "bulk" / f"note-{i:04}.md"
+            note.parent.mkdir(exist_ok=True)
+            note.write_text(f"# Note {i}\n\nMeeting {i} was about item {i * 7}.\n", "utf-8")
+        await client.command("kebab.reindex")
+        deadline = time.monotonic() + 60
+        while not any(
+            "passages embedded" in str(v.get("message", ""))
+            for values in client.progress_log.values()
+            for v in values
+        ):
+            assert time.monotonic() < deadline, "embedding never started"
+            await asyncio.sleep(0.02)
+        answer = await client.request("kebab/ask", {"question": QUESTION})
+        building = answer["index_building"]
+        assert building is not None and building["vectors_pending"] > 0
+        assert building["message"].startswith("The index is still being built (")
+        assert "passages not embedded yet" in building["message"]
+        await client.wait_ready(120)
+        again = await client.request("kebab/ask", {"question": QUESTION})
+        assert again["index_building"] is None
