@@ -10,6 +10,12 @@
 vim.cmd("filetype on")
 
 local out = { errors = vim.empty_dict(), steps = {} }
+-- what Neovim had before setup(): a note given on the command line is open already
+out.before_setup = {
+  vim_did_enter = vim.v.vim_did_enter,
+  filetype = vim.bo.filetype,
+  name = vim.api.nvim_buf_get_name(0),
+}
 local root = assert(os.getenv("KBTEST_ROOT"))
 local QUESTION = "What time does the nightly backup job run?"
 local events = {}
@@ -48,6 +54,10 @@ setup.on_event = function(event, data)
     e.answer = data.answer.answer
   elseif event == "cancelled" then
     e.text = data.text
+  elseif event == "ask" then
+    e.conversation = data.conversation
+  elseif event == "message" then
+    e.message, e.type, e.shown = data.message, data.type, data.shown
   end
   events[#events + 1] = e
 end
@@ -63,9 +73,8 @@ local function request(method, params, bufnr)
   return r.result
 end
 
---- Open a note and wait until its server is attached and the index is ready.
-local function open_ready(rel)
-  vim.cmd.edit(vim.fn.fnameescape(root .. "/" .. rel))
+--- Wait until the current buffer's server is attached and the index is ready.
+local function ready()
   wait(15000, function()
     return #vim.lsp.get_clients({ name = "kebab", bufnr = 0 }) > 0
   end, "the kebab client to attach")
@@ -80,8 +89,15 @@ local function open_ready(rel)
   end, "the index to be ready")
 end
 
-local function ask(question)
-  vim.cmd(question and ("KebabAsk " .. question) or "KebabAsk")
+--- Open a note and wait until its server is attached and the index is ready.
+local function open_ready(rel)
+  vim.cmd.edit(vim.fn.fnameescape(root .. "/" .. rel))
+  ready()
+end
+
+local function ask(question, command)
+  command = command or "KebabAsk"
+  vim.cmd(question and (command .. " " .. question) or command)
   local state = assert(kebab.current(), "KebabAsk started no ask")
   wait(20000, function()
     return state.status ~= "running"
@@ -99,8 +115,44 @@ local function outcome(state)
     answer = r.answer,
     grounded = r.grounded,
     reason = r.refusal_reason,
+    refusal_text = r.refusal_text,
+    sent = state.conversation, -- the conversation the ask sent (nil: a new thread)
+    conversation = r.conversation, -- the one the answer belongs to
     lines = state.panel:lines(),
+    footer = state.panel.win and vim.api.nvim_win_is_valid(state.panel.win)
+      and vim.api.nvim_win_get_config(state.panel.win).footer or nil,
   }
+end
+
+--- The float as a person sees it: its text row by row as the window wraps it on screen.
+local function screen_rows(win)
+  local buf = vim.api.nvim_win_get_buf(win)
+  local rows, order = {}, {}
+  local function add(row, text)
+    if row == 0 then
+      return -- not on screen
+    end
+    if not rows[row] then
+      rows[row] = {}
+      order[#order + 1] = row
+    end
+    table.insert(rows[row], text)
+  end
+  vim.cmd("redraw")
+  for lnum, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    if line == "" then
+      add(vim.fn.screenpos(win, lnum, 1).row, "")
+    end
+    local byte = 0
+    for _, ch in ipairs(vim.fn.split(line, "\\zs")) do
+      add(vim.fn.screenpos(win, lnum, byte + 1).row, ch)
+      byte = byte + #ch
+    end
+  end
+  table.sort(order)
+  return vim.tbl_map(function(row)
+    return (table.concat(rows[row]):gsub("%s+$", ""))
+  end, order)
 end
 
 local function of(kind)
@@ -185,6 +237,7 @@ function S.ask()
     end
     local state = ask(nil)
     out.refusal = vim.tbl_extend("force", outcome(state), {
+      rows = screen_rows(state.panel.win),
       prompt = prompt,
       candidates = state.result and #(state.result.candidates or {}) or 0,
       links = vim.tbl_count(state.panel.links),
@@ -285,14 +338,147 @@ function S.thread()
   end)
   step("thread", function()
     local first = ask("How is Postgres set up on nas01?")
+    out.first = outcome(first)
     first.panel:close()
-    local follow = ask("and which port does it listen on?")
+    local follow = ask("and which port does it listen on?", "KebabAsk!")
     out.follow = outcome(follow)
     follow.panel:close()
-    vim.cmd("KebabNew")
-    local fresh = ask("and which port does it listen on?")
+    local fresh = ask("and which port does it listen on?") -- a new question, a new thread
     out.fresh = outcome(fresh)
     fresh.panel:close()
+    local again = ask("and which port does it listen on?", "KebabFollow") -- follows `fresh`
+    out.again = outcome(again)
+    again.panel:close()
+    vim.cmd("KebabNew")
+    local orphan = ask("and which port does it listen on?", "KebabFollow")
+    out.orphan = outcome(orphan)
+    orphan.panel:close()
+  end)
+end
+
+--- setup() after a note is already open (lazy.nvim's `ft = "markdown"`, `nvim -c … note.md`).
+function S.lazy()
+  step("open", function()
+    out.lazy = { buffer = vim.api.nvim_buf_get_name(0) }
+    ready()
+  end)
+  step("lazy", function()
+    local c = client()
+    local attached = {
+      buffer = vim.api.nvim_buf_get_name(0),
+      attached = #vim.lsp.get_clients({ name = "kebab", bufnr = 0 }),
+      clients = #vim.lsp.get_clients({ name = "kebab" }),
+      enabled = vim.lsp.is_enabled and vim.lsp.is_enabled("kebab") or false,
+      root = c.config.root_dir,
+    }
+    out.lazy = vim.tbl_extend("force", outcome(ask(QUESTION)), attached)
+  end)
+end
+
+--- :KebabInsert on a question the notes cannot answer: a float, and no message in the way.
+function S.insert_refused()
+  local note
+  step("open", function()
+    open_ready("inbox/questions.md")
+    note = vim.api.nvim_get_current_buf()
+  end)
+  step("insert_refused", function()
+    -- longer than the command line: "answering: …" must still fit on it
+    local question = "Who won the 1998 football world cup in France, and who scored the goals "
+      .. "in the final against Brazil?"
+    vim.api.nvim_buf_set_lines(note, 0, 0, false, { question, "" })
+    vim.api.nvim_win_set_cursor(0, { 1, 3 })
+    vim.cmd("messages clear")
+    vim.v.errmsg = ""
+    vim.cmd("KebabInsert")
+    wait(20000, function()
+      local state = kebab.current()
+      return #of("inserted") > 0 and state ~= nil and state.token == "insert"
+    end, "the refusal's float")
+    vim.wait(300, function()
+      return false
+    end) -- let anything queued to be echoed (vim.schedule) run
+    local state = kebab.current()
+    out.insert_refused = vim.tbl_extend("force", outcome(state), {
+      messages = vim.api.nvim_exec2("messages", { output = true }).output,
+      errmsg = vim.v.errmsg,
+      server_messages = of("message"),
+      mode = vim.api.nvim_get_mode(),
+      note_first = vim.api.nvim_buf_get_lines(note, 0, 3, false),
+      in_float = vim.api.nvim_get_current_win() == state.panel.win,
+      rows = screen_rows(state.panel.win),
+    })
+  end)
+end
+
+--- The float's rendering, on answers made up here (no server needed).
+function S.render()
+  local ui = require("kebab.ui")
+  step("open", function()
+    vim.o.columns, vim.o.lines = 60, 40
+  end)
+  local function show(result, extra)
+    local state = vim.tbl_extend("force", {
+      question = "How do I report a bug?",
+      status = "done",
+      started = vim.uv.hrtime(),
+      root = root,
+      text = "",
+      chunks = {},
+      result = vim.tbl_extend("force", { model = { backend = "extractive" }, citations = {} }, result),
+    }, extra or {})
+    state.panel = ui.panel("kebab")
+    ui.render_answer(state)
+    local view = {
+      lines = state.panel:lines(),
+      rows = screen_rows(state.panel.win),
+      footer = vim.api.nvim_win_get_config(state.panel.win).footer,
+      conceallevel = vim.wo[state.panel.win].conceallevel,
+      highlights = #vim.api.nvim_buf_get_extmarks(state.panel.buf, -1, 0, -1, {}),
+    }
+    state.panel:close()
+    return view
+  end
+  step("render", function()
+    local hash = "abcdef1234567890"
+    out.links = show({
+      grounded = true,
+      markdown = table.concat({
+        "Before filing, read the [contributing guide](https://github.com/example/project/blob/"
+          .. "main/CONTRIBUTING.md#submitting-a-bug-report) on **submitting a bug report**.[^kb-2]",
+        "See ![the form](img/form.png) and `[not](a link)` in code.[^kb-1]",
+        "",
+        '[^kb-1]: [Guide › Form](guide.md#form "kb:0123456789ab") L5–L9',
+        '[^kb-2]: [Guide › Bugs](guide.md#bugs "kb:' .. hash:sub(1, 12) .. '") L1–L3',
+      }, "\n"),
+      citations = {
+        { path = "guide.md", start_line = 1, end_line = 3, content_hash = hash, heading_path = { "Guide", "Bugs" } },
+        { path = "guide.md", start_line = 5, end_line = 9, content_hash = "0123456789abcdef", heading_path = { "Guide", "Form" } },
+      },
+    })
+    out.building = show({
+      grounded = false,
+      refusal_reason = "score_gate",
+      answer = "",
+      refusal_text = "The closest passages do not answer this.",
+      index_building = {
+        files_done = 3,
+        files_total = 16,
+        vectors_pending = 40,
+        message = "The index is still being built (3 of 16 files): ask again when it is done.",
+      },
+    })
+    out.fallback = show({ grounded = false, refusal_reason = "score_gate", answer = "" })
+    out.readable = {}
+    for _, line in ipairs({
+      "a [link](x.md) and [^kb-12] and [^3] and [^note]",
+      "**bold [link](y)** then *it* and 2*3*4 and `code [^kb-1]`",
+      "* a list item with *emphasis*",
+      "[[wiki link]] stays, [empty]() is its target",
+    }) do
+      local text, spans = ui.readable(line)
+      out.readable[#out.readable + 1] = { text = text, spans = spans }
+    end
   end)
 end
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -59,10 +60,15 @@ def _escape(path: Path) -> str:
 
 
 def run_scenario(
-    tmp: Path, name: str, setup: dict[str, Any], prepare: Callable[[Path], None] | None = None
+    tmp: Path,
+    name: str,
+    setup: dict[str, Any],
+    prepare: Callable[[Path], None] | None = None,
+    files: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Run one scenario in a headless Neovim on a fresh workspace under `tmp` (`prepare`d
-    first); what it wrote."""
+    first); what it wrote. `files` (workspace-relative) are opened on the command line, with
+    filetype detection on, so they are open notes before the scenario calls setup()."""
     root = tmp / "workspace"
     shutil.copytree(FIXTURE, root)
     (root / "kebab.toml").write_text("# the workspace root marker\n", encoding="utf-8")
@@ -91,6 +97,7 @@ def run_scenario(
         "-n",
         "--cmd",
         f"set rtp+={_escape(CLIENT)}",
+        *(["--cmd", "filetype on", *(str(root / f) for f in files)] if files else []),
         "-c",
         f"luafile {_escape(SCENARIOS)}",
     ]
@@ -115,6 +122,19 @@ def run_scenario(
     result["index_dir"] = str(tmp / "index")
     result["root"] = str(root)
     return result
+
+
+def readable(markdown: str) -> str:
+    """What the answer float shows for a line of Markdown: links as their text, footnote
+    references as [n], bold without its stars (written apart from ui.lua's, to check it)."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", markdown)
+    text = re.sub(r"\[\^(?:kb-)?([^\]\s]+)\]", r"[\1]", text)
+    return re.sub(r"\*\*(.+?)\*\*", r"\1", text)
+
+
+def only_punctuation(row: str) -> bool:
+    """A screen row with no word on it: what a wrapped link target used to leave (`.^kb-2`)."""
+    return row.strip() != "" and not re.search(r"[^\W\d_]", re.sub(r"\[\d+\]", "", row))
 
 
 def passed(result: dict[str, Any], *steps: str) -> dict[str, Any]:
@@ -177,7 +197,7 @@ def test_ask_streams_into_a_float_in_order(asked: dict[str, Any]) -> None:
     assert "".join(chunks) == ask["answer"]
     assert ask["answer"] == "The nightly backup runs every day at **02:30** local time [#1]."
     for i, shown in enumerate(ask["shown"]):  # the float showed each piece as it arrived
-        assert "".join(chunks[: i + 1]) in "\n".join(shown)
+        assert readable("".join(chunks[: i + 1])) in "\n".join(shown)
     assert ask["results"] == 1
 
 
@@ -186,13 +206,15 @@ def test_the_final_answer_shows_markdown_and_sources(asked: dict[str, Any]) -> N
     lines = ask["lines"]
     assert lines[0] == f"> {QUESTION}"
     body = ask["markdown"].split("\n")[0]
-    assert body in lines and "[^kb-1]" in body
+    assert "[^kb-1]" in body and "**02:30**" in body
+    assert readable(body) in lines  # as it reads: [1], and 02:30 in bold without its stars
+    assert "02:30 local time[1]." in readable(body)
     assert "## Sources" in lines
     sources = lines[lines.index("## Sources") + 1 :]
     cited = ask["citations"][0]
     where = f"{cited['path']}:{cited['start_line']}-{cited['end_line']}"
-    assert any(s.startswith(f"[^kb-1] {where}") for s in sources), sources
-    assert not any(line.startswith("[^kb-1]:") for line in lines)  # shown as sources instead
+    assert any(s.startswith(f"[1] {where}") for s in sources), sources
+    assert not any("[^kb" in line or "](" in line for line in lines)  # nothing left to conceal
 
 
 def test_enter_on_a_source_opens_the_cited_lines(asked: dict[str, Any]) -> None:
@@ -220,8 +242,11 @@ def test_a_refusal_says_so_and_lists_the_nearest_passages(asked: dict[str, Any])
     assert refusal["question"] == "Who won the 1998 football world cup in France?"
     assert refusal["status"] == "done" and refusal["grounded"] is False
     lines = refusal["lines"]
-    assert any(line.startswith("**Not answered.** No passage") for line in lines), lines
+    said = refusal["refusal_text"]  # the server's words for the refusal (answer.v1)
+    assert isinstance(said, str) and said.strip(), refusal
+    assert f"Not answered. {readable(said.strip())}" in lines, lines
     assert not any(refusal["reason"] in line for line in lines)  # codes are for tools, not people
+    assert not any(only_punctuation(row) for row in refusal["rows"]), refusal["rows"]
     assert refusal["candidates"] > 0 and "## Nearest passages" in lines
     assert refusal["links"] == refusal["candidates"]
 
@@ -230,7 +255,7 @@ def test_status_shows_the_index(asked: dict[str, Any]) -> None:
     result = passed(asked, "status")
     text = "\n".join(result["status_lines"])
     assert result["status_filetype"] == "markdown"
-    assert "**ready** · 16 files" in text
+    assert "ready · 16 files" in text
     assert f"## {result['root']}" in text
     assert "- llm: openai" in text and "- embedding: use" in text
     assert result["status_closed"]
@@ -244,7 +269,7 @@ def test_cancel_marks_the_float_and_the_server_keeps_serving(cancelled: dict[str
     cancel = result["cancel"]
     assert cancel["status"] == "cancelled"
     assert cancel["text_at_cancel"].startswith("Partial answer")
-    assert "**Cancelled.** The answer stopped here." in cancel["lines"]
+    assert "Cancelled. The answer stopped here." in cancel["lines"]
     after = cancel["after"]
     assert after["status"] == "cancelled" and after["lines"] == cancel["lines"]
     assert after["chunks"] == cancel["chunks_at_cancel"]
@@ -329,8 +354,123 @@ def test_the_vim_lsp_start_path_and_the_workspace_venv(tmp_path: Path) -> None:
 # conversations -------------------------------------------------------------------------------
 
 
-def test_follow_ups_stay_in_the_thread_until_kebab_new(tmp_path: Path) -> None:
+def test_a_new_question_is_a_new_thread_and_a_follow_up_is_asked_for(tmp_path: Path) -> None:
+    """:KebabAsk sends no conversation (the server starts a thread and names it in the
+    answer); :KebabAsk! and :KebabFollow send the last answer's; after :KebabNew a follow-up
+    has nothing to follow and says so."""
     result = passed(run_scenario(tmp_path, "thread", {"cmd": SERVER}), "thread")
-    follow, fresh = result["follow"], result["fresh"]
+    first, follow, fresh = result["first"], result["follow"], result["fresh"]
+    again, orphan = result["again"], result["orphan"]
+    assert first.get("sent") is None and re.fullmatch(r"[0-9a-f]{12}", first["conversation"])
+    assert follow.get("sent") == first["conversation"] == follow["conversation"]
+    assert follow["lines"][0] == "↪ follow-up to: How is Postgres set up on nas01?"
+    assert follow["footer"][0][0].startswith(" follow-up · ")
     assert follow["grounded"] and "5433" in follow["answer"] and "2222" not in follow["answer"]
+    assert fresh.get("sent") is None and fresh["conversation"] != first["conversation"]
+    assert fresh["lines"][0] == "> and which port does it listen on?"
     assert fresh["grounded"] and "2222" in fresh["answer"]  # no thread: the SSH note wins too
+    assert again.get("sent") == fresh["conversation"]  # the last answer's thread, not the first's
+    assert orphan.get("sent") is None
+    assert orphan["lines"][0].startswith("↪ no earlier answer in this workspace")
+
+
+# lazy loading --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("use_lsp_enable", [None, False], ids=["lsp-enable", "lsp-start"])
+def test_setup_after_the_note_is_open_attaches_to_it(
+    tmp_path: Path, use_lsp_enable: bool | None
+) -> None:
+    """`nvim -c 'lua require("kebab").setup()' note.md`, and lazy.nvim's `ft = "markdown"`:
+    setup() runs after the note's FileType and before VimEnter. The note gets its server."""
+    setup: dict[str, Any] = {"cmd": SERVER}
+    if use_lsp_enable is not None:
+        setup["use_lsp_enable"] = use_lsp_enable
+    result = run_scenario(tmp_path, "lazy", setup, files=("ops/backup.md",))
+    before = result["before_setup"]
+    assert before["filetype"] == "markdown" and before["vim_did_enter"] == 0
+    assert Path(before["name"]) == Path(result["root"]) / "ops" / "backup.md"
+    lazy = passed(result, "lazy")["lazy"]
+    assert lazy["attached"] == 1 and lazy["clients"] == 1 and lazy["root"] == result["root"]
+    assert lazy["enabled"] is (use_lsp_enable is None)
+    assert lazy["status"] == "done" and lazy["grounded"] is True
+
+
+# a refused :KebabInsert ----------------------------------------------------------------------
+
+
+def test_a_refused_insert_opens_its_float_with_no_message_in_the_way(tmp_path: Path) -> None:
+    """The server also says why with window/showMessage (Info); Neovim's own handler echoes
+    `LSP[kebab][Info] …` and stops at a hit-enter prompt before the float. kebab keeps it
+    quiet: the float says it."""
+    result = passed(run_scenario(tmp_path, "insert_refused", {"cmd": SERVER}), "insert_refused")
+    refused = result["insert_refused"]
+    assert refused["status"] == "done" and refused["grounded"] is False
+    said = refused["refusal_text"]
+    assert isinstance(said, str) and said.strip()
+    assert f"Not answered. {readable(said.strip())}" in refused["lines"]
+    assert "nothing inserted" in refused["footer"][0][0]
+    assert refused["in_float"] and not refused["mode"]["blocking"]
+    assert refused["mode"]["mode"] == "n"
+    assert "LSP[kebab]" not in refused["messages"] and said.strip() not in refused["messages"]
+    assert refused["errmsg"] == ""
+    server = refused["server_messages"]  # it reached kebab's handler, which kept it quiet
+    assert len(server) == 1 and server[0]["shown"] is False and server[0]["type"] == 3
+    # what is echoed fits on the command line (a longer message would ask for ENTER)
+    for line in filter(None, refused["messages"].split("\n")):
+        assert len(line) < 80, line
+    assert refused["note_first"][1] == ""
+    assert refused["note_first"][0].startswith("Who won the 1998 football world cup in France")
+    assert len(refused["note_first"][0]) > 80
+    assert not any(only_punctuation(row) for row in refused["rows"]), refused["rows"]
+
+
+# the float, rendered for reading -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return passed(run_scenario(tmp_path_factory.mktemp("nvim-render"), "render", {}), "render")
+
+
+def test_links_and_footnotes_read_as_text_and_wrap_with_their_sentence(
+    rendered: dict[str, Any],
+) -> None:
+    view = rendered["links"]
+    lines, rows = view["lines"], view["rows"]
+    assert view["conceallevel"] == 0  # nothing hidden: what wraps is what is seen
+    assert "Before filing, read the contributing guide on submitting a bug report.[2]" in lines, (
+        lines
+    )
+    assert "See the form and `[not](a link)` in code.[1]" in lines  # code spans as written
+    assert not any("[^" in line or "](http" in line or "](img" in line for line in lines)
+    assert any(row.endswith("submitting a bug report.[2]") for row in rows), rows
+    assert not any(only_punctuation(row) for row in rows), rows
+    assert "[2] guide.md:1-3  Guide › Bugs" in lines and "[1] guide.md:5-9  Guide › Form" in lines
+    assert view["highlights"] > 0  # bold and link text keep a highlight of their own
+
+
+def test_readable_markdown(rendered: dict[str, Any]) -> None:
+    texts = [r["text"] for r in rendered["readable"]]
+    assert texts == [
+        "a link and [12] and [3] and [note]",
+        "bold link then it and 2*3*4 and `code [^kb-1]`",
+        "* a list item with emphasis",
+        "[[wiki link]] stays, empty is its target",
+    ]
+    spans = rendered["readable"][1]["spans"]
+    assert [0, 9, "@markup.strong"] in spans and [5, 9, "@markup.link.label"] in spans
+
+
+def test_an_answer_made_while_indexing_says_so(rendered: dict[str, Any]) -> None:
+    view = rendered["building"]
+    message = "⚠ The index is still being built (3 of 16 files): ask again when it is done."
+    assert view["lines"][2] == message  # right under the question, before the answer
+    assert "Not answered. The closest passages do not answer this." in view["lines"]
+    assert view["footer"][0][0].startswith(" index still building · ")
+
+
+def test_a_refusal_without_refusal_text_is_said_in_words(rendered: dict[str, Any]) -> None:
+    lines = rendered["fallback"]["lines"]
+    assert "Not answered. No passage in the notes is close enough to the question." in lines
+    assert not any("score_gate" in line for line in lines)

@@ -3,9 +3,11 @@
 --
 --   require("kebab").setup({ init_options = { llm = { backend = "ollama", model = "llama3.2" } } })
 --
--- `:KebabAsk [question]` streams the answer into a float, `:KebabInsert` answers the question
--- under the cursor in the note (the server's "Answer with kebab" code action), `:KebabStatus`
--- shows the index, `:KebabCancel` stops a running answer, `:KebabReindex` rebuilds the index.
+-- `:KebabAsk [question]` streams the answer into a float (a new question, a new thread);
+-- `:KebabAsk! [question]` or `:KebabFollow [question]` follows up on the last answer in the
+-- workspace; `:KebabInsert` answers the question under the cursor in the note (the server's
+-- "Answer with kebab" code action), `:KebabStatus` shows the index, `:KebabCancel` stops a
+-- running answer, `:KebabReindex` rebuilds the index.
 -- Hover and go to definition on a `[^kb-n]` footnote are plain LSP (`K`, `gd` / `<C-]>`).
 
 local compat = require("kebab.compat")
@@ -52,7 +54,9 @@ local asks = {} -- token -> ask state, while its progress is ours to show
 local current = nil -- the latest ask (running or finished)
 local inserting = nil -- {client_id, id} of a running kebab.insertAnswer request
 local counter = 0
-local threads = {} -- workspace root -> conversation id
+-- workspace root -> {conversation, question} of its last answer: what :KebabFollow follows up.
+-- The server mints a thread id for every answer; an ask that sends none starts a new thread.
+local threads = {}
 
 local function emit(event, data)
   local hook = M.config.on_event
@@ -64,8 +68,22 @@ local function emit(event, data)
   end
 end
 
-local function notify(msg, level)
-  vim.notify("kebab: " .. msg, level or vim.log.levels.INFO)
+--- `text` cut to fit the command line: a longer message stops the editor at a hit-enter prompt.
+local function fit(text)
+  local room = math.max(20, (vim.v.echospace or 80) - 1)
+  if vim.fn.strdisplaywidth(text) <= room then
+    return text
+  end
+  local n = vim.fn.strchars(text)
+  while n > 0 and vim.fn.strdisplaywidth(vim.fn.strcharpart(text, 0, n)) > room - 1 do
+    n = n - 1
+  end
+  return vim.fn.strcharpart(text, 0, n) .. "…"
+end
+
+local function notify(msg, level, opts)
+  msg = "kebab: " .. msg
+  vim.notify(opts and opts.fit and fit(msg) or msg, level or vim.log.levels.INFO)
 end
 
 -- the server -------------------------------------------------------------------------------
@@ -112,6 +130,46 @@ local function progress_handler(err, result, ctx, config)
   end
 end
 
+--- The last answer in a workspace root is what a follow-up continues.
+local function remember(root, answer)
+  if type(answer) == "table" and type(answer.conversation) == "string" and answer.conversation ~= "" then
+    threads[root or ""] = { conversation = answer.conversation, question = answer.question }
+  end
+end
+
+--- The thread a follow-up in `root` continues: {conversation, question}, or nil.
+function M.thread(root)
+  return threads[root or ""]
+end
+
+-- `window/showMessage`: the server tells the user things this way (a refused insert, a setting
+-- it dropped). Neovim's own handler echoes `LSP[kebab][Info] …` with a newline, which stops
+-- the editor at a hit-enter prompt. An Info message about the running insert is said again by
+-- its float (a refusal) or its notification, so it is kept quiet; the rest go to vim.notify,
+-- where notification plugins pick them up.
+local LEVELS = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+
+local function show_message_handler(_, params, ctx)
+  if type(params) ~= "table" or type(params.message) ~= "string" then
+    return vim.NIL
+  end
+  local level = LEVELS[params.type] or vim.log.levels.INFO
+  local quiet = inserting ~= nil and level >= vim.log.levels.INFO
+  emit("message", { type = params.type, message = params.message, shown = not quiet })
+  if quiet then
+    inserting.message = params.message
+    return vim.NIL
+  end
+  local text = params.message:gsub("%s+$", "")
+  if not text:match("^kebab: ") then
+    text = "kebab: " .. text
+  end
+  vim.schedule(function()
+    vim.notify(text, level)
+  end)
+  return vim.NIL
+end
+
 local function need_client(bufnr)
   local client, attached = M.client(bufnr)
   if not client then
@@ -146,13 +204,16 @@ local function finish(state)
 end
 
 --- Ask a question; the answer streams into a float. Without a question, prompts for one.
+--- A new question starts a new thread: it sends no `conversation` (unless `params` has one).
 --- @param question string?
---- @param params table? extra `kebab/ask` params (k, mode, history, ...)
-function M.ask(question, params)
+--- @param params table? extra `kebab/ask` params (k, mode, history, conversation, ...)
+--- @param opts {follow: boolean?}? follow: a follow-up on the last answer in the workspace
+function M.ask(question, params, opts)
+  opts = opts or {}
   if not question or vim.trim(question) == "" then
-    vim.ui.input({ prompt = "kebab ask: " }, function(input)
+    vim.ui.input({ prompt = opts.follow and "kebab follow-up: " or "kebab ask: " }, function(input)
       if input and vim.trim(input) ~= "" then
-        M.ask(input, params)
+        M.ask(input, params, opts)
       end
     end)
     return nil
@@ -175,11 +236,21 @@ function M.ask(question, params)
     chunks = {},
     started = vim.uv.hrtime(),
   }
-  -- One conversation per workspace root until :KebabNew: follow-ups know the last answers.
-  local root = state.root or ""
-  threads[root] = threads[root] or ("nvim-%d-%d-%d"):format(vim.fn.getpid(), os.time(), counter)
-  local request = vim.tbl_extend("force", { conversation = threads[root] }, M.config.ask or {},
-    params or {}, { question = state.question, workDoneToken = token })
+  -- A follow-up names the thread of the workspace's last answer; anything else starts afresh
+  -- (the server mints the new thread's id and returns it in the answer).
+  local request = vim.tbl_extend("force", {}, M.config.ask or {}, params or {},
+    { question = state.question, workDoneToken = token })
+  if opts.follow then
+    state.follow_wanted = true
+    local thread = request.conversation == nil and threads[state.root or ""] or nil
+    if thread then
+      request.conversation = thread.conversation
+      state.follows = thread.question or "the last answer"
+    elseif request.conversation ~= nil then
+      state.follows = "the given conversation"
+    end
+  end
+  state.conversation = request.conversation
   if attached and request.uri == nil then
     request.uri = vim.uri_from_bufnr(bufnr)
   end
@@ -194,7 +265,7 @@ function M.ask(question, params)
   asks[token] = state
   current = state
   ui.render_answer(state)
-  emit("ask", { question = state.question, token = token })
+  emit("ask", { question = state.question, token = token, conversation = request.conversation })
   local ok, id = compat.request(client, "kebab/ask", request, function(err, result)
     if state.status ~= "running" then
       return
@@ -206,6 +277,7 @@ function M.ask(question, params)
     else
       state.status = "done"
       state.result = result
+      remember(state.root, result)
       emit("result", { token = token, answer = result, chunks = state.chunks })
     end
     finish(state)
@@ -220,15 +292,21 @@ function M.ask(question, params)
   return state
 end
 
---- Cancel the running ask (or insert). Neovim drops the response of a cancelled request, so
---- the float is marked cancelled here, at once.
---- @param opts {quiet: boolean?, state: table?}?
---- Start a new conversation: the next :KebabAsk no longer follows up on earlier answers.
+--- A follow-up on the last answer in the workspace (its `conversation`): asked with that
+--- thread's earlier turns. With no earlier answer it is a new question, and the float says so.
+function M.follow(question, params)
+  return M.ask(question, params, { follow = true })
+end
+
+--- Forget the threads: the next follow-up starts afresh. (:KebabAsk always does.)
 function M.new_thread()
   threads = {}
   notify("new conversation")
 end
 
+--- Cancel the running ask (or insert). Neovim drops the response of a cancelled request, so
+--- the float is marked cancelled here, at once.
+--- @param opts {quiet: boolean?, state: table?}?
 function M.cancel(opts)
   opts = opts or {}
   local state = opts.state or current
@@ -270,6 +348,7 @@ local function insert_refused(client, answer)
     root = client.config.root_dir or client.root_dir,
     status = "done",
     result = answer,
+    inserting = true,
     text = "",
     chunks = {},
     started = vim.uv.hrtime(),
@@ -281,11 +360,14 @@ local function insert_refused(client, answer)
 end
 
 local function run_insert(client, bufnr, command)
+  local running
   local ok, id = compat.request(client, "workspace/executeCommand", {
     command = command.command,
     arguments = command.arguments,
   }, function(err, result)
-    inserting = nil
+    if inserting == running then
+      inserting = nil
+    end
     if err then
       notify("answering failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       emit("error", { error = err.message })
@@ -296,16 +378,21 @@ local function run_insert(client, bufnr, command)
       return
     end
     local answer = result.answer or {}
+    remember(client.config.root_dir or client.root_dir, answer)
     if result.applied then
       local n = #(answer.citations or {})
       notify(("answer inserted with %d citation%s"):format(n, n == 1 and "" or "s"))
     elseif answer.grounded == false then
-      insert_refused(client, answer)
+      insert_refused(client, answer) -- the float says why; the server's message stays quiet
+    elseif running.message then
+      notify((running.message:gsub("^kebab: ", "")))
     end
   end, bufnr)
   if ok then
-    inserting = { client_id = client.id, id = id }
-    notify("answering: " .. tostring((command.arguments or {})[3] or "the question"))
+    running = { client_id = client.id, id = id }
+    inserting = running
+    notify("answering: " .. tostring((command.arguments or {})[3] or "the question"), nil,
+      { fit = true }) -- a progress note: one line, never a prompt
   end
 end
 
@@ -383,8 +470,12 @@ end
 
 local function commands()
   api.nvim_create_user_command("KebabAsk", function(o)
-    M.ask(o.args)
-  end, { nargs = "*", desc = "kebab: ask the notes a question" })
+    M.ask(o.args, nil, { follow = o.bang })
+  end, { nargs = "*", bang = true,
+    desc = "kebab: ask the notes a new question (with !: a follow-up on the last answer)" })
+  api.nvim_create_user_command("KebabFollow", function(o)
+    M.follow(o.args)
+  end, { nargs = "*", desc = "kebab: a follow-up on the last answer in this workspace" })
   api.nvim_create_user_command("KebabInsert", function(o)
     local range
     if o.range > 0 then
@@ -399,7 +490,7 @@ local function commands()
   end, { range = true, desc = "kebab: answer the question under the cursor into the note" })
   api.nvim_create_user_command("KebabNew", function()
     M.new_thread()
-  end, { desc = "kebab: start a new conversation" })
+  end, { desc = "kebab: forget the last answers: the next follow-up starts afresh" })
   api.nvim_create_user_command("KebabStatus", function()
     M.status()
   end, { desc = "kebab: index status" })
@@ -425,7 +516,10 @@ function M.setup(opts)
   end
   ui.options = vim.tbl_extend("force", ui.options, M.config.window or {})
   local group = api.nvim_create_augroup(GROUP, { clear = true })
-  server.start_for_notes(M.config, { ["$/progress"] = progress_handler }, group)
+  server.start_for_notes(M.config, {
+    ["$/progress"] = progress_handler,
+    ["window/showMessage"] = show_message_handler,
+  }, group)
   if M.config.commands then
     commands()
   end

@@ -97,6 +97,36 @@ local function enable_011()
   vim.lsp.enable(M.NAME)
 end
 
+local function wanted(buf)
+  return api.nvim_buf_is_loaded(buf)
+    and vim.bo[buf].buftype == ""
+    and vim.tbl_contains(M.config.filetypes, vim.bo[buf].filetype)
+    and #vim.lsp.get_clients({ name = M.NAME, bufnr = buf }) == 0
+end
+
+--- Notes that were open before setup() get their server too. vim.lsp.enable starts servers
+--- from FileType, and runs it again for open buffers only once VimEnter has passed (0.11.4);
+--- setup() from lazy.nvim's `ft = "markdown"` during startup, or from `nvim -c … note.md`,
+--- comes after the note's FileType and before VimEnter, so nothing would start until `:e`.
+--- Running vim.lsp.enable's own FileType autocommand for those buffers starts them as it
+--- would have; where that group is missing (a later Neovim), kebab starts them itself.
+local function attach_open_buffers()
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if wanted(buf) then
+      local ok = pcall(api.nvim_buf_call, buf, function()
+        api.nvim_exec_autocmds("FileType", {
+          group = "nvim.lsp.enable",
+          pattern = vim.bo[buf].filetype,
+          modeline = false,
+        })
+      end)
+      if not ok then
+        M.start(buf)
+      end
+    end
+  end
+end
+
 local function enable_010(group)
   api.nvim_create_autocmd("FileType", {
     group = group,
@@ -132,6 +162,7 @@ function M.start_for_notes(config, handlers, group)
   end
   if use_enable then
     enable_011()
+    attach_open_buffers()
   else
     enable_010(group)
   end

@@ -1,6 +1,11 @@
 -- kebab's floating windows: the answer of `:KebabAsk` (streamed, then final with its sources)
 -- and the index state of `:KebabStatus`. Each is a scratch buffer (filetype markdown) in a
 -- centred float; `q` closes it and `<CR>` on a source line opens the cited lines.
+--
+-- The float shows Markdown as it reads, not as it is written: a link is its text, a footnote
+-- reference `[^kb-2]` is `[2]`, `**bold**` is bold without its stars (a highlight). Nothing is
+-- hidden with conceal, so the text that wraps is the text on screen: a concealed link target
+-- still takes its width when a line wraps, and left a lone `.` on the next line.
 
 local M = {}
 
@@ -8,12 +13,16 @@ local api = vim.api
 
 M.options = { width = 88, max_height = 0.7, border = "rounded" }
 
+local NS = api.nvim_create_namespace("kebab")
+
+-- Words for refusal codes, for a server that sends no `refusal_text` (older than answer.v1's
+-- refusal_text); the code itself is for tools and never shown.
 local REFUSALS = {
-  no_chunks = "nothing is indexed to answer from",
-  score_gate = "no passage in the notes is close enough to the question",
-  llm_self_judge = "the notes do not hold enough evidence for an answer",
-  cancelled = "the answer was cancelled",
-  llm_error = "the model failed",
+  no_chunks = "Nothing is indexed to answer from.",
+  score_gate = "No passage in the notes is close enough to the question.",
+  llm_self_judge = "The notes do not hold enough evidence for an answer.",
+  cancelled = "The answer was cancelled.",
+  llm_error = "The model failed.",
 }
 
 -- a panel: one float over one scratch buffer ------------------------------------------------
@@ -47,7 +56,7 @@ function M.panel(title, on_close)
   local wo = vim.wo[self.win]
   wo.wrap = true
   wo.linebreak = true
-  wo.conceallevel = 2
+  wo.conceallevel = 0 -- the text is already rendered for reading (M.readable)
   wo.cursorline = true
   pcall(vim.treesitter.start, self.buf, "markdown")
   local function map(lhs, fn, desc)
@@ -77,8 +86,9 @@ function Panel:valid()
 end
 
 --- Replace the panel's text. `links` maps a 1-based line to {path, line}; `follow` keeps the
---- cursor on the last line (streaming), otherwise it goes to the top.
-function Panel:set(lines, links, footer, follow)
+--- cursor on the last line (streaming), otherwise it goes to the top. `highlights`: {line
+--- (1-based), first byte (0-based), end byte, group} spans, as M.readable returns them.
+function Panel:set(lines, links, footer, follow, highlights)
   if not self:valid() then
     return
   end
@@ -86,6 +96,10 @@ function Panel:set(lines, links, footer, follow)
   vim.bo[self.buf].modifiable = true
   api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
   vim.bo[self.buf].modifiable = false
+  api.nvim_buf_clear_namespace(self.buf, NS, 0, -1)
+  for _, h in ipairs(highlights or {}) do
+    pcall(api.nvim_buf_set_extmark, self.buf, NS, h[1] - 1, h[2], { end_col = h[3], hl_group = h[4] })
+  end
   if api.nvim_win_is_valid(self.win) then
     local width, height = M.size(lines)
     local cfg = vim.tbl_extend("force", M.geometry(width, height), { relative = "editor" })
@@ -155,6 +169,109 @@ function M.geometry(width, height)
     row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
     col = math.max(0, math.floor((vim.o.columns - width) / 2)),
   }
+end
+
+-- Markdown for reading ------------------------------------------------------------------------
+
+local HL = {
+  strong = "@markup.strong",
+  italic = "@markup.italic",
+  link = "@markup.link.label",
+}
+
+--- A line of Markdown as a person reads it, and highlights that stand in for the markup taken
+--- out: `[text](target)` is text, `![alt](src)` is alt, a footnote reference `[^kb-2]` (or
+--- `[^2]`) is [2], `**b**` is b in bold, `*i*` is i in italics. Code spans stay as written.
+--- @param line string
+--- @return string text
+--- @return {[1]: integer, [2]: integer, [3]: string}[] spans: first byte (0-based), end byte, group
+function M.readable(line)
+  local out, spans, len = {}, {}, 0
+  local function put(text, group)
+    if group and text ~= "" then
+      spans[#spans + 1] = { len, len + #text, group }
+    end
+    out[#out + 1] = text
+    len = len + #text
+  end
+  local function put_inner(text, group) -- the text of a link or of emphasis, itself rendered
+    local inner, inner_spans = M.readable(text)
+    local at = len
+    put(inner, group)
+    for _, sp in ipairs(inner_spans) do
+      spans[#spans + 1] = { at + sp[1], at + sp[2], sp[3] }
+    end
+  end
+  local i, n = 1, #line
+  while i <= n do
+    local c = line:sub(i, i)
+    local s, e, a, b
+    if c == "`" then
+      local ticks = line:match("^`+", i)
+      local close = line:find(ticks, i + #ticks, true)
+      if close then
+        s, e = i, close + #ticks - 1
+        put(line:sub(s, e))
+      else
+        e = i + #ticks - 1
+        put(ticks)
+      end
+    elseif c == "!" then
+      s, e, a, b = line:find("^!%[([^%]]*)%]%(([^)]*)%)", i)
+      if s then
+        put_inner(a ~= "" and a or vim.trim(b), HL.link)
+      end
+    elseif c == "[" then
+      s, e, a = line:find("^%[%^([^%]%s]+)%]", i)
+      if s then
+        put("[" .. (a:gsub("^kb%-", "")) .. "]", HL.link)
+      else
+        s, e, a, b = line:find("^%[([^%]]*)%]%(([^)]*)%)", i)
+        if s then
+          put_inner(a ~= "" and a or vim.trim(b), HL.link)
+        end
+      end
+    elseif c == "*" then
+      s, e, a = line:find("^%*%*([^%s*].-)%*%*", i)
+      if s then
+        put_inner(a, HL.strong)
+      else
+        local before = i > 1 and line:sub(i - 1, i - 1) or " "
+        if not before:match("[%w*]") then
+          s, e, a = line:find("^%*([^%s*][^*]-)%*", i)
+          if s and a:sub(-1):match("%s") then
+            s = nil
+          end
+          if s then
+            put_inner(a, HL.italic)
+          end
+        end
+      end
+    end
+    if e then
+      i = e + 1
+    else
+      put(c)
+      i = i + 1
+    end
+  end
+  return table.concat(out), spans
+end
+
+--- Render `lines` for reading in place (M.readable), all but those in `raw` (a set of
+--- 1-based line numbers); the highlights as Panel:set takes them.
+function M.render_lines(lines, raw)
+  local highlights = {}
+  for i, line in ipairs(lines) do
+    if not (raw and raw[i]) then
+      local text, spans = M.readable(line)
+      lines[i] = text
+      for _, sp in ipairs(spans) do
+        highlights[#highlights + 1] = { i, sp[1], sp[2], sp[3] }
+      end
+    end
+  end
+  return highlights
 end
 
 -- the answer ----------------------------------------------------------------------------------
@@ -241,23 +358,75 @@ local function elapsed(state)
   return ("%.1f s"):format((vim.uv.hrtime() - state.started) / 1e9)
 end
 
---- The lines, links and footer of an ask in its current state.
+--- Why an answer was refused, in words: the server's `refusal_text`, else its answer text,
+--- else words for the code. Never the code itself (`score_gate`…), which is for tools.
+function M.refusal_words(r)
+  for _, said in ipairs({ r.refusal_text, r.answer }) do
+    if type(said) == "string" and vim.trim(said) ~= "" then
+      return vim.trim(said)
+    end
+  end
+  local reason = r.refusal_reason
+  return type(reason) == "string" and REFUSALS[reason] or "No answer."
+end
+
+--- The answer was made while the index was still being built: what to tell the person, or nil.
+function M.building_words(r)
+  local b = type(r) == "table" and r.index_building or nil
+  if type(b) ~= "table" then
+    return nil
+  end
+  if type(b.message) == "string" and vim.trim(b.message) ~= "" then
+    return vim.trim(b.message)
+  end
+  local files = ""
+  if type(b.files_done) == "number" and type(b.files_total) == "number" then
+    files = (" (%d/%d files)"):format(b.files_done, b.files_total)
+  end
+  return ("The index is still being built%s; ask again when it is done."):format(files)
+end
+
+local BUILDING_HL = "DiagnosticWarn"
+local NOTE_HL = "Comment"
+
+--- The lines, links, footer and highlights of an ask in its current state. The lines are
+--- rendered for reading (M.readable), except the question, which is shown as it was asked.
 function M.answer_view(state)
-  local out, links = {}, {}
+  local out, links, raw, marks = {}, {}, {}, {}
+  local function mark(group) -- the whole of the last line
+    marks[#marks + 1] = { #out, group }
+  end
+  if state.follows then
+    out[#out + 1] = "↪ follow-up to: " .. state.follows
+    raw[#out] = true
+    mark(NOTE_HL)
+  elseif state.follow_wanted then
+    out[#out + 1] = "↪ no earlier answer in this workspace: asked as a new question"
+    raw[#out] = true
+    mark(NOTE_HL)
+  end
   for _, line in ipairs(split(state.question)) do
     out[#out + 1] = "> " .. line
+    raw[#out] = true
   end
   out[#out + 1] = ""
   local footer
   if state.status == "running" then
     if state.text == "" then
-      out[#out + 1] = "_" .. (state.phase or "searching the notes") .. " …_"
+      out[#out + 1] = "*" .. (state.phase or "searching the notes") .. " …*"
     else
       append(out, state.text)
     end
     footer = "answering… · <C-c> cancel · q close"
   elseif state.status == "done" then
     local r = state.result
+    local building = M.building_words(r)
+    if building then -- the answer may be worse than it will be: say so first
+      out[#out + 1] = "⚠ " .. building
+      raw[#out] = true
+      mark(BUILDING_HL)
+      out[#out + 1] = ""
+    end
     for _, c in ipairs(r.conflicts or {}) do -- shown before the answer, as in every client
       out[#out + 1] = ("**⚠ Notes disagree:** [#%d] %s vs [#%d] %s — %s"):format(
         c.a, c.a_source or "", c.b, c.b_source or "", c.detail or "")
@@ -274,14 +443,7 @@ function M.answer_view(state)
       footer = ("%d source%s · %s · %s · <CR> open · q close"):format(
         n, n == 1 and "" or "s", elapsed(state), (r.model or {}).backend or "?")
     else
-      local reason = r.refusal_reason
-      if type(reason) ~= "string" then
-        reason = "not_answered"
-      end
-      local said = type(r.answer) == "string" and vim.trim(r.answer) or ""
-      -- in words: the code (`score_gate`…) is for tools, and stays in answer.v1
-      out[#out + 1] = ("**Not answered.** %s"):format(
-        said ~= "" and said or (REFUSALS[reason] or "no answer"))
+      out[#out + 1] = "**Not answered.** " .. M.refusal_words(r)
       if type(r.error) == "string" and r.error ~= "" then
         out[#out + 1] = ""
         out[#out + 1] = "Error: " .. r.error
@@ -292,7 +454,11 @@ function M.answer_view(state)
         out[#out + 1] = ""
         list_sources(out, links, r.candidates, nil, state.root)
       end
-      footer = "not answered · q close"
+      footer = state.inserting and "not answered · nothing inserted · q close"
+        or "not answered · q close"
+    end
+    if building then
+      footer = "index still building · " .. footer
     end
   elseif state.status == "cancelled" then
     if state.text ~= "" then
@@ -309,15 +475,22 @@ function M.answer_view(state)
     out[#out + 1] = "**kebab/ask failed:** " .. tostring(state.error or "unknown error")
     footer = "error · q close"
   end
-  return out, links, footer
+  if state.follows then
+    footer = "follow-up · " .. footer
+  end
+  local highlights = M.render_lines(out, raw)
+  for _, m in ipairs(marks) do
+    highlights[#highlights + 1] = { m[1], 0, #out[m[1]], m[2] }
+  end
+  return out, links, footer, highlights
 end
 
 function M.render_answer(state)
   if not state.panel or not state.panel:valid() then
     return
   end
-  local lines, links, footer = M.answer_view(state)
-  state.panel:set(lines, links, footer, state.status == "running")
+  local lines, links, footer, highlights = M.answer_view(state)
+  state.panel:set(lines, links, footer, state.status == "running", highlights)
 end
 
 -- the status ----------------------------------------------------------------------------------
@@ -380,7 +553,9 @@ end
 
 function M.show_status(s)
   local panel = M.panel("kebab status")
-  panel:set(M.status_view(s), {}, "q close", false)
+  local lines = M.status_view(s)
+  local highlights = M.render_lines(lines)
+  panel:set(lines, {}, "q close", false, highlights)
   return panel
 end
 
