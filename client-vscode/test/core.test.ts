@@ -185,7 +185,8 @@ describe("the panel", () => {
       "> [!note]", "> See [the docs](https://example.com/docs) and [[backup|the backup note]].",
     ].join("\n");
     const text = excerpt(raw);
-    assert.equal(text, "Setup Flag · Value --keep-daily · 7 a task #todo See the docs and the backup note.");
+    assert.equal(text, "Flag · Value --keep-daily · 7 a task #todo See the docs and the backup note.");
+    assert.equal(excerpt("# Title\n## Setup\nRun it.\n### Later\nDone."), "Run it. Later Done.");
     assert.equal(excerpt("<!-- only a comment -->"), "");
     assert.equal(excerpt("word ".repeat(100), 30), "word word word word word word…");
     const refused = answer({
@@ -193,7 +194,7 @@ describe("the panel", () => {
     });
     const html = renderMarkdown(panelMarkdown(refused));
     assert.doesNotMatch(html, /&lt;!--|```|\| `|placeholder|include:/);
-    assert.match(html, /<em>Setup Flag · Value --keep-daily · 7 a task #todo See the docs and the backup note\.<\/em>/);
+    assert.match(html, /<em>Flag · Value --keep-daily · 7 a task #todo See the docs and the backup note\.<\/em>/);
   });
 
   it("allows only its own nonce'd script", () => {
@@ -217,6 +218,8 @@ describe("status", () => {
       "$(sync~spin) kebab: indexing 5/16 files");
     assert.equal(statusBar(status({ state: "indexing", progress: { phase: "embedding", done: 40, total: 84 } })).text,
       "$(sync~spin) kebab: embedding 40/84");
+    assert.equal(statusBar(status({ state: "indexing", progress: { phase: "units", done: 16, total: 76 } })).text,
+      "$(sync~spin) kebab: reading passages 16/76"); // passages, not files
     assert.equal(statusBar(status({ pending_vectors: 12 })).busy, true);
     const ready = statusBar(status({}));
     assert.equal(ready.text, "$(book) kebab: 16 notes · 84 chunks");

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The extension in a real VS Code UI: code-server (npm) + Debian's chromium driven by
 # playwright-core. Installs the .vsix, asks a question, watches the answer stream into the panel,
-# inserts it, hovers its footnote, opens a citation, and saves a screenshot outside the tree
-# ($SCREENSHOT, default $KEBAB_E2E_CACHE/panel.png; docs/panel.png is taken on purpose, not by tests).
+# inserts it, hovers its footnote, opens a citation, and saves screenshots outside the tree
+# ($SCREENSHOT, default $KEBAB_E2E_CACHE/panel.png, and refusal.png, status.png, panel-model.png
+# beside it). The README's picture is taken on purpose, of the default (extractive) answerer:
 #
-#   test/ui-e2e.sh            # from client-vscode/ (or anywhere)
+#   test/ui-e2e.sh                                                  # from client-vscode/ (or anywhere)
+#   KEBAB_SCREENSHOT_TO=client-vscode/docs/panel.png bash client-vscode/test/ui-e2e.sh
 #
 # Needs: /usr/bin/chromium (apt-get install chromium), libkrb5-dev, make, g++ and python3 (code-server
 # builds native modules when it installs), the kebab server (the repo's .venv, or KEBAB_SERVER), and
@@ -15,6 +17,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+readme_shot=${KEBAB_SCREENSHOT_TO:+$(realpath -m "$KEBAB_SCREENSHOT_TO")} # relative to where it was started
 repo=$(cd "$here/.." && pwd)
 cache=${KEBAB_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kebab-ui-e2e}
 code_server_version=${CODE_SERVER_VERSION:-4.139.1}
@@ -85,4 +88,4 @@ say "packaging the extension"
 
 cd "$here"
 PATH="$node24:$PATH" CODE_SERVER="$code_server" CHROMIUM="$chromium" KEBAB_SERVER="$kebab" VSIX="$work/kebab.vsix" \
-  SCREENSHOT="${SCREENSHOT:-$cache/panel.png}" timeout 600 node --import tsx test/ui-e2e.ts
+  SCREENSHOT="${SCREENSHOT:-$cache/panel.png}" README_SCREENSHOT="$readme_shot" timeout 600 node --import tsx test/ui-e2e.ts

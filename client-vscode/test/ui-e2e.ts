@@ -1,9 +1,13 @@
 /// <reference lib="dom" /> // textBox() runs in the page
 /**
- * The extension in a real VS Code (code-server) driven through Chromium with playwright-core:
- * install the .vsix, ask a question and watch the answer stream into the panel, insert it into a
- * note, hover its footnote, open a citation, and take a screenshot. Run by test/ui-e2e.sh, which
- * checks the prerequisites and installs code-server; the paths come from the environment.
+ * The extension in a real VS Code (code-server) driven through Chromium with playwright-core, on
+ * the default (extractive) answerer first, as installed: install the .vsix, ask a question (one
+ * status bar item while indexing; the panel numbered as the note's footnotes), insert it, hover
+ * its footnote, take the screenshot, open a citation, answer a question on its line that the notes
+ * cannot answer (the refusal in the panel, in words, with clean nearest passages, no toast), show
+ * status (no third editor column). Then with a scripted model server: an answer streams into the
+ * panel in a new thread, and the follow-up box continues it. Run by test/ui-e2e.sh, which checks
+ * the prerequisites and installs code-server; the paths come from the environment.
  */
 import { ChildProcess, spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -26,7 +30,11 @@ const KEBAB_SERVER = env("KEBAB_SERVER");
 const VSIX = env("VSIX");
 const SCREENSHOT = env("SCREENSHOT");
 const REPO = path.resolve(__dirname, "..", "..");
-const QUESTION = "What time does the nightly backup run, and how long are daily snapshots kept?";
+// Where the README's picture goes when it is taken on purpose (ui-e2e.sh passes KEBAB_SCREENSHOT_TO)
+const README_SHOT = process.env.README_SCREENSHOT || "";
+const ASKED = "What time does the nightly backup job run?"; // on the default (extractive) answerer
+const QUESTION = "What time does the nightly backup run, and how long are daily snapshots kept?"; // to the scripted model
+const REFUSED = "How do I sync tasks with Todoist?"; // no note mentions Todoist
 
 function step(message: string): void {
   console.log(`ui-e2e: ${message}`);
@@ -38,6 +46,9 @@ async function main(): Promise<void> {
   const data = path.join(tmp, "data");
   const extensions = path.join(tmp, "extensions");
   fs.cpSync(path.join(REPO, "fixtures", "workspace"), workspace, { recursive: true });
+  // a question the notes cannot answer, to answer on its line
+  const questions = path.join(workspace, "inbox", "questions.md");
+  fs.writeFileSync(questions, fs.readFileSync(questions, "utf8").replace("How do I enable HTTP/3 in nginx?\n", `How do I enable HTTP/3 in nginx?\n${REFUSED}\n`));
   // code-server and chromium keep logs, ids and crash reports under XDG dirs: keep them in tmp
   const home = { ...process.env, XDG_CONFIG_HOME: path.join(tmp, "xdg"), XDG_DATA_HOME: path.join(tmp, "xdg"), XDG_CACHE_HOME: path.join(tmp, "xdg") };
   let codeServer: ChildProcess | undefined;
@@ -58,12 +69,10 @@ async function main(): Promise<void> {
   });
   let page: Page | undefined;
   try {
+    // no kebab.llm.* settings: the default answerer, what a person gets on installing
     const settings = JSON.stringify({
       "kebab.serverPath": KEBAB_SERVER,
       "kebab.indexDir": path.join(tmp, "index"),
-      "kebab.llm.backend": "openai",
-      "kebab.llm.endpoint": model.endpoint,
-      "kebab.llm.model": "scripted",
       "workbench.colorTheme": "Default Dark Modern",
       "workbench.startupEditor": "none",
       "workbench.tips.enabled": false,
@@ -105,57 +114,92 @@ async function main(): Promise<void> {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
     await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
 
-    step("waiting for the status bar: the index is built");
-    const item = page.locator(".statusbar-item", { hasText: /kebab: \d+ notes/ });
-    await item.waitFor({ timeout: 120_000 });
-    step(`status bar says "${(await item.innerText()).trim()}"`);
+    step("waiting for the status bar: the index is built; kebab has one status bar item meanwhile");
+    const items = page.locator(".statusbar-item", { hasText: "kebab" });
+    const ready = page.locator(".statusbar-item", { hasText: /kebab: \d+ notes/ });
+    const seenItems = new Set<string>();
+    await waitFor(async () => {
+      const texts = (await items.allInnerTexts()).map((t) => t.trim());
+      texts.forEach((t) => seenItems.add(t));
+      if (texts.length > 1) {
+        throw new Error(`two kebab status bar items at once: ${JSON.stringify(texts)}`);
+      }
+      return (await ready.count()) > 0;
+    }, 120_000, "the index was never built", 50);
+    step(`status bar said ${JSON.stringify([...seenItems])}`);
 
     step("opening inbox/questions.md and putting the cursor after the question");
     await page.keyboard.press("Control+P");
     await page.keyboard.type("questions.md");
     await page.locator(".quick-input-list .monaco-list-row", { hasText: "questions.md" }).first().waitFor();
     await page.keyboard.press("Enter");
-    const questionLine = page.locator(".monaco-editor .view-line", { hasText: "What time does the nightly backup job run?" });
+    const questionLine = page.locator(".monaco-editor .view-line", { hasText: ASKED });
     await questionLine.waitFor();
     await questionLine.click();
     await page.keyboard.press("End");
 
-    step("Kebab: Ask");
+    step("Kebab: Ask, on the default answerer");
     await runCommand(page, "Kebab: Ask");
     const input = page.locator(".quick-input-widget input");
     await input.waitFor();
-    await input.fill(QUESTION);
+    await input.fill(ASKED);
     await page.keyboard.press("Enter");
-
     const panel = webview(page);
-    const answer = panel.locator(".turn .answer").first();
-    // the answer streams: sample the panel until the turn is answered
-    const seen: string[] = [];
-    await waitFor(async () => {
-      const text = (await answer.innerText().catch(() => "")).trim();
-      if (text && text !== seen[seen.length - 1]) {
-        seen.push(text);
-      }
-      return (await panel.locator(".turn.answered").count()) > 0;
-    }, 90_000, "the answer never finished", 50);
-    const partial = seen.filter((t) => t.startsWith("The nightly backup") && !t.includes("Sources"));
-    step(`the panel showed ${partial.length} partial answers before the whole one`);
-    if (partial.length < 2) {
-      throw new Error(`the answer did not stream into the panel; saw: ${JSON.stringify(seen)}`);
+    const first = panel.locator(".turn").nth(0);
+    await panel.locator(".turn.answered, .turn.refused").first().waitFor({ timeout: 90_000 });
+    if (!(await first.evaluate((e) => e.classList.contains("answered")))) {
+      throw new Error(`not answered: ${await first.innerText()}`);
     }
-    const final = (await answer.innerText()).trim();
-    if (!/02:30/.test(final) || !/Sources/.test(final) || !/backup\.md/.test(final)) {
-      throw new Error(`unexpected answer in the panel: ${final}`);
+    const meta = (await first.locator(".actions .meta").innerText()).trim();
+    step(`answered: ${meta}`);
+    if (!/^extractive · /.test(meta) || /passages/.test(meta)) {
+      throw new Error(`unexpected meta line: ${meta}`);
+    }
+    // the panel's numbers: [1], [2]… in order of first appearance, the Sources list in that order
+    const view = await first.locator(".answer").evaluate((answer) => {
+      const sourcesAt = Array.from(answer.children).findIndex((e) => e.textContent?.trim() === "Sources");
+      const before = Array.from(answer.children).slice(0, sourcesAt);
+      const numbers = before.flatMap((e) => Array.from(e.querySelectorAll("a[href^='file:']")).map((a) => a.textContent ?? ""));
+      const sources = Array.from(answer.querySelectorAll("li")).map((li) => {
+        const link = li.querySelector("a");
+        // the line range: one line on screen, however narrow the panel
+        const walker = document.createTreeWalker(li, NodeFilter.SHOW_TEXT);
+        let lines = 0;
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const m = /L\d+\u2060–\u2060L\d+/.exec(node.textContent ?? "");
+          if (m) {
+            const range = document.createRange();
+            range.setStart(node, m.index);
+            range.setEnd(node, m.index + m[0].length);
+            lines = new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top))).size;
+          }
+        }
+        return { text: li.textContent ?? "", title: link?.textContent ?? "", rangeLines: lines };
+      });
+      return { numbers, sources };
+    });
+    step(`panel citations ${JSON.stringify(view.numbers)}, sources ${JSON.stringify(view.sources.map((x) => x.text))}`);
+    const order = [...new Set(view.numbers)];
+    if (!order.length || order.some((n, i) => n !== `[${i + 1}]`)) {
+      throw new Error(`the panel's citations are not numbered [1], [2]… in order: ${JSON.stringify(view.numbers)}`);
+    }
+    if (view.sources.length !== order.length || view.sources.some((x, i) => !x.text.startsWith(`[${i + 1}] `) || x.rangeLines !== 1)) {
+      throw new Error(`Sources are not [1]… in order, each range on one line: ${JSON.stringify(view.sources)}`);
     }
 
-    step("Insert at cursor");
-    await panel.locator(".turn.answered button.insert").click();
-    const reference = page.locator(".monaco-editor .view-line", { hasText: "at **02:30**[^kb-1]" });
-    await reference.waitFor({ timeout: 20_000 });
-    await page.locator(".monaco-editor .view-line", { hasText: "[^kb-1]: [Home server backups" }).waitFor();
+    step("Insert at cursor: the note's footnotes are numbered as the panel's citations");
+    await first.locator("button.insert").click();
+    await page.locator(".monaco-editor .view-line", { hasText: "[^kb-1]: [" }).waitFor({ timeout: 20_000 });
+    await page.keyboard.press("Control+S");
+    await waitFor(async () => /\[\^kb-1\]: /.test(fs.readFileSync(questions, "utf8")), 10_000, "the note was never saved");
+    const titles = [...fs.readFileSync(questions, "utf8").matchAll(/^\[\^kb-(\d+)\]: \[([^\]]+)\]/gm)].map((m) => [Number(m[1]), m[2]]);
+    const panelTitles = view.sources.map((x, i) => [i + 1, x.title]);
+    if (JSON.stringify(titles) !== JSON.stringify(panelTitles)) {
+      throw new Error(`the note's footnotes ${JSON.stringify(titles)} differ from the panel's sources ${JSON.stringify(panelTitles)}`);
+    }
 
     step("hovering the footnote [^kb-1]");
-    const box = await textBox(page, "at **02:30**[^kb-1]", "[^kb-1]");
+    const box = await textBox(page, "[^kb-1]", "[^kb-1]:");
     const hover = page.locator(".monaco-hover", { hasText: "backup.md" });
     for (let attempt = 0; attempt < 5 && !(await hover.isVisible()); attempt++) {
       await page.mouse.move(box.x + box.width / 2 - 3, box.y + box.height / 2);
@@ -168,35 +212,118 @@ async function main(): Promise<void> {
     // for the picture: the hover on the definition at the note's end leaves the panel in view
     await page.mouse.move(5, 500);
     await hover.waitFor({ state: "hidden" }).catch(() => undefined);
-    const definition = await textBox(page, "[^kb-2]: [Home server backups", "[^kb-2]");
-    const definitionHover = page.locator(".monaco-hover", { hasText: "Retention policy" });
+    const definition = await textBox(page, "[^kb-1]: [", "");
+    const definitionHover = page.locator(".monaco-hover", { hasText: "backup.md" });
     for (let attempt = 0; attempt < 5 && !(await definitionHover.isVisible()); attempt++) {
       await page.mouse.move(definition.x + definition.width / 2 - 3, definition.y + definition.height / 2);
       await page.mouse.move(definition.x + definition.width / 2, definition.y + definition.height / 2);
       await definitionHover.waitFor({ timeout: 4000 }).catch(() => undefined);
     }
-
-    fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT });
-    step(`screenshot: ${SCREENSHOT}`);
+    await shot(page, SCREENSHOT);
+    if (README_SHOT) {
+      await shot(page, README_SHOT); // on purpose: the default answerer, as a person sees it
+    }
 
     step("opening a citation from the panel");
     await page.mouse.move(5, 500);
-    await panel.locator(".turn.answered .answer a[href^='file:']").first().click();
+    await first.locator(".answer a[href^='file:']").first().click();
     await page.locator(".tab.active", { hasText: "backup.md" }).waitFor({ timeout: 15_000 });
 
-    step("Kebab: Answer question on this line");
+    step("Kebab: Answer question on this line, refused: the refusal is shown in the panel, not as a toast");
     await page.locator(".tab", { hasText: "questions.md" }).click();
-    const http3 = page.locator(".monaco-editor .view-line", { hasText: "How do I enable HTTP/3 in nginx?" });
-    await http3.click();
+    const todoist = page.locator(".monaco-editor .view-line", { hasText: REFUSED });
+    await todoist.click();
     await page.keyboard.press("End");
     await runCommand(page, "Kebab: Answer question on this line");
-    // the server answers and writes it under the line; its labels continue after the note's kb-2
-    await page.locator(".monaco-editor .view-line", { hasText: "[^kb-3]:" }).waitFor({ timeout: 60_000 });
+    const refused = panel.locator(".turn.refused", { hasText: "Todoist" });
+    await refused.waitFor({ timeout: 60_000 });
+    const refusal = (await refused.locator(".answer").innerText()).trim();
+    step(`refusal: ${refusal.split("\n")[0]}`);
+    if (!/^Not answered\. \S/.test(refusal) || /score_gate|llm_self_judge|no_chunks/.test(refusal)) {
+      throw new Error(`the refusal does not say why in words: ${refusal}`);
+    }
+    const excerpts = await refused.locator(".answer li em").allInnerTexts();
+    if (!/Nearest passages/.test(refusal) || !excerpts.length) {
+      throw new Error(`no nearest passages under the refusal: ${refusal}`);
+    }
+    const raw = excerpts.find((t) => /<!--|```|~~~|\|\s|\[!\w+\]|^#+ /.test(t));
+    if (raw) {
+      throw new Error(`a nearest passage shows Markdown source: ${raw}`);
+    }
+    const toasts = await page.locator(".notification-toast", { hasText: "Todoist" }).count();
+    if (toasts) {
+      throw new Error("the refusal was also shown as a toast");
+    }
+    await page.screenshot({ path: path.join(path.dirname(SCREENSHOT), "refusal.png") });
 
-    step("Kebab: Show status");
+    step("Kebab: Show status, in the output view: no third editor column");
+    const groups = page.locator(".part.editor .editor-group-container");
+    const before = await groups.count();
     await runCommand(page, "Kebab: Show status");
-    await page.locator(".tab", { hasText: "kebab status" }).waitFor({ timeout: 15_000 });
+    await page.locator(".part.panel .view-line", { hasText: "kebab status:" }).waitFor({ timeout: 15_000 });
+    if ((await groups.count()) !== before) {
+      throw new Error(`Show status opened an editor column (${before} → ${await groups.count()})`);
+    }
+    await page.screenshot({ path: path.join(path.dirname(SCREENSHOT), "status.png") });
+
+    step("a model server in the workspace settings: the status view shows it");
+    fs.mkdirSync(path.join(workspace, ".vscode"), { recursive: true });
+    fs.writeFileSync(path.join(workspace, ".vscode", "settings.json"), JSON.stringify({
+      "kebab.llm.backend": "openai", "kebab.llm.endpoint": model.endpoint, "kebab.llm.model": "scripted",
+    }));
+    await page.locator(".part.panel .view-line", { hasText: "openai scripted" }).waitFor({ timeout: 60_000 });
+
+    step("Kebab: Ask streams the model's answer into the panel, in a new thread");
+    await page.locator(".part.editor .monaco-editor .view-lines").first().click();
+    await runCommand(page, "Kebab: Ask");
+    await input.waitFor();
+    await input.fill(QUESTION);
+    await page.keyboard.press("Enter");
+    const third = panel.locator(".turn").nth(2);
+    // the answer streams: sample the panel until the turn is answered
+    const seen: string[] = [];
+    await waitFor(async () => {
+      const text = (await third.locator(".answer").innerText().catch(() => "")).trim();
+      if (text && text !== seen[seen.length - 1]) {
+        seen.push(text);
+      }
+      return await third.evaluate((e) => e.classList.contains("answered")).catch(() => false);
+    }, 90_000, "the answer never finished", 50);
+    const partial = seen.filter((t) => t.startsWith("The nightly backup") && !t.includes("Sources"));
+    step(`the panel showed ${partial.length} partial answers before the whole one`);
+    if (partial.length < 2) {
+      throw new Error(`the answer did not stream into the panel; saw: ${JSON.stringify(seen)}`);
+    }
+    const final = (await third.locator(".answer").innerText()).trim();
+    if (!/02:30/.test(final) || !/Sources/.test(final) || !/backup\.md/.test(final)) {
+      throw new Error(`unexpected answer in the panel: ${final}`);
+    }
+    const prompt = (i: number) => JSON.stringify(model.requests.at(i)?.body.messages ?? []);
+    if (/Todoist/.test(prompt(-1))) {
+      throw new Error("Kebab: Ask continued the earlier thread (its question went to the model)");
+    }
+
+    step("the follow-up box continues the answer's thread");
+    const asked = model.requests.length;
+    await panel.locator("#question").fill("And how long are the weekly snapshots kept?");
+    await panel.locator("#follow button").click();
+    const followUp = panel.locator(".turn.follow-up.answered", { hasText: "weekly snapshots" });
+    await followUp.waitFor({ timeout: 60_000 });
+    if (model.requests.length <= asked || !prompt(-1).includes("how long are daily snapshots kept")) {
+      throw new Error(`the follow-up did not carry the earlier turn: ${prompt(-1).slice(0, 2000)}`);
+    }
+    await page.screenshot({ path: path.join(path.dirname(SCREENSHOT), "panel-model.png") });
+
+    step("a question from Kebab: Ask after the follow-up starts a thread of its own");
+    await page.locator(".part.editor .monaco-editor .view-lines").first().click();
+    await runCommand(page, "Kebab: Ask");
+    await input.waitFor();
+    await input.fill("Where is the restic password kept?");
+    await page.keyboard.press("Enter");
+    await panel.locator(".turn").nth(4).and(panel.locator(".turn.answered, .turn.refused")).waitFor({ timeout: 60_000 });
+    if (/daily snapshots kept|weekly snapshots/.test(prompt(-1)) || await panel.locator(".turn").nth(4).evaluate((e) => e.classList.contains("follow-up"))) {
+      throw new Error(`Kebab: Ask continued the thread: ${prompt(-1).slice(0, 2000)}`);
+    }
 
     step("Kebab: Reindex");
     await runCommand(page, "Kebab: Reindex");
@@ -222,6 +349,12 @@ async function main(): Promise<void> {
   }
 }
 
+async function shot(page: Page, file: string): Promise<void> {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  await page.screenshot({ path: file });
+  step(`screenshot: ${file}`);
+}
+
 /** The answer panel's document: code-server nests each webview in two iframes. */
 function webview(page: Page): FrameLocator {
   return page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
@@ -241,13 +374,13 @@ async function runCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press("Enter");
 }
 
-/** The on-screen box of `needle` inside the editor line that contains `line`. */
-async function textBox(page: Page, line: string, needle: string): Promise<{ x: number; y: number; width: number; height: number }> {
-  const box = await page.evaluate(([line, needle]) => {
+/** The on-screen box of `needle` in the first editor line that holds it and does not start with `skip` (when given). */
+async function textBox(page: Page, needle: string, skip: string): Promise<{ x: number; y: number; width: number; height: number }> {
+  const box = await page.evaluate(([needle, skip]) => {
     for (const el of Array.from(document.querySelectorAll(".monaco-editor .view-line"))) {
-      const text = el.textContent ?? "";
+      const text = (el.textContent ?? "").replace(/\u00a0/g, " ");
       const at = text.indexOf(needle);
-      if (!text.includes(line) || at < 0) {
+      if (at < 0 || (skip && text.startsWith(skip))) {
         continue;
       }
       const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
@@ -269,7 +402,7 @@ async function textBox(page: Page, line: string, needle: string): Promise<{ x: n
       }
     }
     return undefined;
-  }, [line.replace(/ /g, "\u00a0"), needle] as const);
+  }, [needle, skip] as const);
   if (!box) {
     throw new Error(`no editor line with ${needle}`);
   }

@@ -1,19 +1,22 @@
 /**
  * A passage of a note as a person reads it, for the nearest passages under a refusal: the note's
  * Markdown source without what only the source shows (HTML comments and tags, code fence lines,
- * table pipes and separator rows, heading hashes, list and quote markers, link targets, code and
- * emphasis marks), on one line, cut at a word.
+ * table pipes and separator rows, the headings it starts with, which its link already names,
+ * heading hashes, list and quote markers, link targets, code and emphasis marks), on one line,
+ * cut at a word.
  */
 
 /** Plain readable text of a Markdown passage, at most `max` characters (then `…`). */
 export function excerpt(markdown: string, max = 240): string {
   const text = markdown.replace(/\r\n?/g, "\n")
     .replace(/<!--[\s\S]*?(?:-->|$)/g, " ") // comments, an unclosed one to the end
-    .split("\n").map(line).filter((l) => l !== "").join(" ")
+    .split("\n").filter((l, i, all) => !(HEADING.test(l) && all.slice(0, i).every((x) => !x.trim() || HEADING.test(x))))
+    .map(line).filter((l) => l !== "").join(" ")
     .replace(/\s+/g, " ").trim();
   return cut(text, max);
 }
 
+const HEADING = /^\s*#{1,6}\s/; // leading ones are left out: the passage's link names them
 const FENCE = /^\s*(?:`{3,}|~{3,})/;
 const TABLE_SEPARATOR = /^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$/;
 

@@ -166,6 +166,7 @@ function upsert(v) {
   box.querySelector(".meta").textContent = v.meta;
   const busy = v.state === "waiting" || v.state === "streaming";
   box.querySelector(".insert").disabled = !v.canInsert;
+  box.querySelector(".insert").hidden = v.state === "refused"; // nothing to insert: the server refuses it
   box.querySelector(".copy").disabled = !v.canCopy;
   box.querySelector(".stop").hidden = !busy;
   empty.hidden = true;

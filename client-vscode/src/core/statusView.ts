@@ -46,6 +46,9 @@ function progress(f: FolderStatus): string {
   if (phase === "embedding" && total) {
     return `embedding ${done}/${total}`;
   }
+  if (phase === "units" && total) {
+    return `reading passages ${done}/${total}`; // sentence by sentence, after the files
+  }
   if (total && f.state === "indexing") {
     return `indexing ${done}/${total} files`;
   }
