@@ -36,9 +36,15 @@ local function wait(ms, cond, what)
 end
 
 local function finish()
-  local f = assert(io.open(assert(os.getenv("KBTEST_OUT")), "w"))
-  f:write(vim.json.encode(out))
-  f:close()
+  local ok, text = pcall(vim.json.encode, out)
+  if not ok then
+    text = vim.json.encode({ errors = { finish = text }, steps = { "finish" }, messages = "" })
+  end
+  local f = io.open(assert(os.getenv("KBTEST_OUT")), "w")
+  if f then
+    f:write(text)
+    f:close()
+  end
   vim.cmd("qa!")
 end
 
@@ -240,7 +246,13 @@ function S.ask()
       rows = screen_rows(state.panel.win),
       prompt = prompt,
       candidates = state.result and #(state.result.candidates or {}) or 0,
-      links = vim.tbl_count(state.panel.links),
+      links = (function() -- the sources <CR> opens (a wrapped one is on several rows)
+        local seen = {}
+        for _, l in pairs(state.panel.links) do
+          seen[l.path .. ":" .. l.line] = true
+        end
+        return vim.tbl_count(seen)
+      end)(),
     })
     state.panel:close()
   end)
@@ -431,6 +443,15 @@ function S.render()
     ui.render_answer(state)
     local view = {
       lines = state.panel:lines(),
+      buffer = state.panel:rows(),
+      links = (function() -- row (as a string: a sparse list does not encode) -> cited line
+        local by_row = vim.empty_dict()
+        for row, l in pairs(state.panel.links) do
+          by_row[tostring(row)] = l.line
+        end
+        return by_row
+      end)(),
+      width = vim.api.nvim_win_get_width(state.panel.win),
       rows = screen_rows(state.panel.win),
       footer = vim.api.nvim_win_get_config(state.panel.win).footer,
       conceallevel = vim.wo[state.panel.win].conceallevel,
@@ -469,6 +490,24 @@ function S.render()
       },
     })
     out.fallback = show({ grounded = false, refusal_reason = "score_gate", answer = "" })
+    out.wrapped = show({
+      grounded = true,
+      markdown = table.concat({
+        "The backup job runs every day at 02:30 local time via a systemd unit (`restic-backup.timer`).[^kb-1]",
+        "- a list item that goes on and on until it has to wrap onto the next row of the float",
+        "",
+        '[^kb-1]: [Schedule](ops/backup.md#schedule "kb:' .. hash:sub(1, 12) .. '") L12–L26',
+      }, "\n"),
+      citations = {
+        {
+          path = "ops/a/rather/deeply/nested/folder/of/notes/backup.md",
+          start_line = 12,
+          end_line = 26,
+          content_hash = hash,
+          heading_path = { "Home server backups", "Schedule", "Timers" },
+        },
+      },
+    })
     out.readable = {}
     for _, line in ipairs({
       "a [link](x.md) and [^kb-12] and [^3] and [^note]",

@@ -444,10 +444,28 @@ def test_links_and_footnotes_read_as_text_and_wrap_with_their_sentence(
     )
     assert "See the form and `[not](a link)` in code.[1]" in lines  # code spans as written
     assert not any("[^" in line or "](http" in line or "](img" in line for line in lines)
-    assert any(row.endswith("submitting a bug report.[2]") for row in rows), rows
+    assert any(row.endswith("a bug report.[2]") for row in rows), rows
     assert not any(only_punctuation(row) for row in rows), rows
     assert "[2] guide.md:1-3  Guide › Bugs" in lines and "[1] guide.md:5-9  Guide › Form" in lines
     assert view["highlights"] > 0  # bold and link text keep a highlight of their own
+
+
+def test_the_float_wraps_at_spaces_and_a_wrapped_source_opens_from_every_row(
+    rendered: dict[str, Any],
+) -> None:
+    view = rendered["wrapped"]
+    width, buffer, rows = view["width"], view["buffer"], view["rows"]
+    assert width == 56  # 60 columns
+    assert rows == buffer  # the buffer's rows are what is on screen: Vim wraps nothing more
+    assert all(len(row) <= width for row in buffer)
+    assert "(`restic-backup.timer`).[1]" in "\n".join(buffer)  # never cut at its - or .
+    item = [row for row in buffer if "list item" in row or row.startswith("  ")]
+    assert item[0].startswith("- a list item") and item[1].startswith("  ")  # lined up
+    source = [i for i, row in enumerate(buffer, 1) if str(i) in view["links"]]
+    assert len(source) >= 2 and buffer[source[0] - 1].startswith("[1] ops/a/rather")
+    assert buffer[source[1] - 1].startswith("    ")  # the source's second row, after "[1] "
+    assert all(view["links"][str(i)] == 12 for i in source)
+    assert not any(only_punctuation(row) for row in rows), rows
 
 
 def test_readable_markdown(rendered: dict[str, Any]) -> None:

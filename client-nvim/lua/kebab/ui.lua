@@ -87,32 +87,47 @@ end
 
 --- Replace the panel's text. `links` maps a 1-based line to {path, line}; `follow` keeps the
 --- cursor on the last line (streaming), otherwise it goes to the top. `highlights`: {line
---- (1-based), first byte (0-based), end byte, group} spans, as M.readable returns them.
+--- (1-based), first byte (0-based), end byte, group} spans, as M.readable returns them. The
+--- lines are wrapped to the float's width at spaces (M.wrap): a path or a flag is never cut at
+--- its `/`, `-` or `.` as Vim's 'linebreak' would, and what is on screen is the buffer's text.
 function Panel:set(lines, links, footer, follow, highlights)
   if not self:valid() then
     return
   end
-  self.links = links or {}
+  self.text = lines
+  local width = M.size({ "" })
+  local rows, row_links, row_highlights = M.wrap(lines, links or {}, highlights or {}, width)
+  self.links = row_links
   vim.bo[self.buf].modifiable = true
-  api.nvim_buf_set_lines(self.buf, 0, -1, false, lines)
+  api.nvim_buf_set_lines(self.buf, 0, -1, false, rows)
   vim.bo[self.buf].modifiable = false
   api.nvim_buf_clear_namespace(self.buf, NS, 0, -1)
-  for _, h in ipairs(highlights or {}) do
+  for _, h in ipairs(row_highlights) do
     pcall(api.nvim_buf_set_extmark, self.buf, NS, h[1] - 1, h[2], { end_col = h[3], hl_group = h[4] })
   end
   if api.nvim_win_is_valid(self.win) then
-    local width, height = M.size(lines)
+    local height
+    width, height = M.size(rows)
     local cfg = vim.tbl_extend("force", M.geometry(width, height), { relative = "editor" })
     if footer and M.bordered() then
       cfg.footer = " " .. footer .. " "
       cfg.footer_pos = "right"
     end
     api.nvim_win_set_config(self.win, cfg)
-    api.nvim_win_set_cursor(self.win, { follow and #lines or 1, 0 })
+    api.nvim_win_set_cursor(self.win, { follow and #rows or 1, 0 })
   end
 end
 
+--- The panel's text, one entry per line before wrapping.
 function Panel:lines()
+  if not self:valid() then
+    return {}
+  end
+  return vim.deepcopy(self.text or api.nvim_buf_get_lines(self.buf, 0, -1, false))
+end
+
+--- The panel's rows as the buffer holds them (wrapped to the float's width).
+function Panel:rows()
   if not self:valid() then
     return {}
   end
@@ -272,6 +287,114 @@ function M.render_lines(lines, raw)
     end
   end
   return highlights
+end
+
+-- wrapping ------------------------------------------------------------------------------------
+
+local function cells(text)
+  return vim.fn.strdisplaywidth(text)
+end
+
+--- How a wrapped line's later rows start: a quote stays a quote, a list item's or a source's
+--- text lines up after its marker.
+local function continuation(line, width)
+  if line:match("^> ") then
+    return "> "
+  end
+  local lead = line:match("^%s*[-*+] ") or line:match("^%s*%d+[.)] ") or line:match("^%[[^%]]+%] ")
+  if lead and cells(lead) <= width / 3 then
+    return string.rep(" ", cells(lead))
+  end
+  return ""
+end
+
+--- The byte length of the longest start of `text` that fits in `room` cells (one character
+--- at least).
+local function fitting(text, room)
+  local k = vim.fn.strchars(text)
+  while k > 1 and cells(vim.fn.strcharpart(text, 0, k)) > room do
+    k = k - 1
+  end
+  return #vim.fn.strcharpart(text, 0, k)
+end
+
+--- One line cut into rows of at most `width` cells, at spaces; a word wider than a row is cut
+--- where the row ends. Each row: {text, from, to, prefix}, `from`..`to` the bytes of `line`
+--- it shows (0-based, end excluded) after its continuation `prefix`.
+function M.wrap_line(line, width)
+  if cells(line) <= width then
+    return { { text = line, from = 0, to = #line, prefix = "" } }
+  end
+  local cont = continuation(line, width)
+  local rows, prefix = {}, ""
+  local from, to, used, gap = nil, nil, 0, nil
+  local function flush()
+    rows[#rows + 1] = { text = prefix .. line:sub(from, to), from = from - 1, to = to, prefix = prefix }
+    prefix, from, to, gap = cont, nil, nil, nil
+    used = cells(prefix)
+  end
+  local i = 1
+  while i <= #line do
+    local s, e = line:find("^%s+", i)
+    if s then
+      if from == nil and #rows == 0 then -- the line's own indentation
+        from, to, used = s, e, cells(line:sub(s, e))
+      elseif from then
+        gap = { s, e } -- taken only if the next word fits after it
+      end
+    else
+      s, e = line:find("^%S+", i)
+      local wide = cells(line:sub(s, e))
+      local between = gap and cells(line:sub(gap[1], gap[2])) or 0
+      if from and used + between + wide <= width then
+        to, used, gap = e, used + between + wide, nil
+      else
+        if from and wide > width - cells(cont) then
+          used, gap = used + between, nil -- wider than any row: cut it from here on
+        elseif from then
+          flush()
+        end
+        local at = s
+        while used + cells(line:sub(at, e)) > width do
+          local n = fitting(line:sub(at, e), math.max(1, width - used))
+          from, to = from or at, at + n - 1
+          flush()
+          at = at + n
+        end
+        from, to, used = from or at, e, used + cells(line:sub(at, e))
+      end
+    end
+    i = e + 1
+  end
+  if from then
+    flush()
+  end
+  return rows
+end
+
+--- Lines wrapped to `width` (M.wrap_line), with their links and highlights moved onto the
+--- rows they land on: a wrapped source opens from any of its rows.
+function M.wrap(lines, links, highlights, width)
+  local rows, row_links, row_highlights, of_line = {}, {}, {}, {}
+  for lnum, line in ipairs(lines) do
+    of_line[lnum] = {}
+    for _, row in ipairs(M.wrap_line(line, width)) do
+      rows[#rows + 1] = row.text
+      row.index = #rows
+      table.insert(of_line[lnum], row)
+      row_links[#rows] = links[lnum]
+    end
+  end
+  for _, h in ipairs(highlights) do
+    for _, row in ipairs(of_line[h[1]] or {}) do
+      local lo, hi = math.max(h[2], row.from), math.min(h[3], row.to)
+      if lo < hi then
+        row_highlights[#row_highlights + 1] =
+          { row.index, #row.prefix + lo - row.from, #row.prefix + hi - row.from, h[4] }
+      end
+    end
+  end
+  return rows, row_links, row_highlights
 end
 
 -- the answer ----------------------------------------------------------------------------------
