@@ -129,6 +129,18 @@ async def test_refusals_say_why_in_words(vscode: KebabClient) -> None:
     assert en["refusal_text"] == "The notes never mention: Todoist."
     ko = await vscode.request("kebab/ask", {"question": "Todoist와 노트를 동기화하려면?"})
     assert not ko["grounded"] and ko["refusal_text"] == "노트에 나오지 않는 말: Todoist."
+    # Written into a note and answered there, the question's own words do not count as
+    # something the notes mention: the same refusal as from the panel.
+    path = vscode.root / "inbox" / "sync.md"
+    path.write_text("# Sync\n\nHow do I sync my notes with Todoist?\n", "utf-8")
+    uri = vscode.open(path)
+    on_line = await vscode.command("kebab.insertAnswer", uri, 2)
+    panel = await vscode.request("kebab/ask", {"question": "How do I sync my notes with Todoist?"})
+    vscode.close(uri)
+    path.unlink()
+    assert not on_line["applied"]
+    assert seen(on_line["answer"]) == seen(panel) == seen(en)
+    assert on_line["answer"]["refusal_text"] == "The notes never mention: Todoist."
     ok = await vscode.request("kebab/ask", {"question": QUESTION})
     assert ok["grounded"] and ok["refusal_text"] is None and ok["index_building"] is None
 

@@ -156,10 +156,10 @@ def retrieve(
         Fusion(lexical_weight=cfg.search.lexical_weight),
         vector_query=vector_query,
     )
-    # A question is never its own evidence: not the passage it was asked from (a line or a
-    # multi-line selection of the note at `req.path`), nor, whichever door it came through, a
-    # passage that says nothing but the question (a question jotted into an inbox note).
-    hits = [h for h in hits if not _holds_question(req, h.path, h.heading_path, h.text)]
+    # A question is never its own evidence, whichever door it came through: the passage where
+    # it is written down (an inbox note, the lines the code action answers) is set aside.
+    held = [h for h in hits if _holds_question(req, h.path, h.heading_path, h.text)]
+    hits = [h for h in hits if h.chunk_id not in {x.chunk_id for x in held}]
     # Answers kebab wrote into notes restate other notes: their sources come first.
     hits = sorted(hits, key=lambda h: bool(_KB_REFERENCE.search(h.text)))[:k]
     top_cos = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
@@ -169,7 +169,7 @@ def retrieve(
         (term_coverage(query, " ".join([*h.heading_path, h.text])) for h in hits[:5]), default=0.0
     )
     refusal: RefusalReason | None = None
-    unknown = index.unknown_words(req.question)
+    unknown = _unknown_words(index, req, held)
     min_cos, unknown_cos = gate_cosines(cfg, index.embedder.id if index.embedder else None)
     if not hits:
         refusal = "no_chunks"
@@ -502,16 +502,31 @@ def _words(text: str) -> str:
 
 
 def _holds_question(req: AskRequest, path: str, heading_path: list[str], text: str) -> bool:
-    """Whether a passage holds the question itself: word for word (punctuation, list markers
-    and line breaks aside) in the note it was asked from, or as all its text anywhere."""
+    """Whether a passage holds the question itself, word for word (punctuation, list markers
+    and line breaks aside) in its body: where the question was written down (an inbox note,
+    the line the code action answers), not an answer to it. A note whose heading is the
+    question (a FAQ) still answers it."""
     asked = _words(req.question)
-    words = _words(text)
-    if not asked or asked not in words:
-        return False
-    if path == req.path:
-        return True
-    rest = words.replace(asked, " ").split()
-    return not set(rest) - set(_words(" ".join(heading_path)).split())
+    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    return bool(asked) and asked in _words(body)
+
+
+def _unknown_words(index: Index, req: AskRequest, held: list[Hit]) -> list[str]:
+    """The question's words no note contains, not counting the passages that hold the
+    question itself (the question's own words are no evidence that the notes know them)."""
+    unknown = index.unknown_words(req.question)
+    if not held:
+        return unknown
+    own = {h.chunk_id for h in held}
+    for word in re.findall(r"[A-Za-z][A-Za-z0-9_.+#-]{2,}", req.question):
+        if word in unknown:
+            continue
+        found = index.lexical_search(word, len(own) + 1)
+        keys = {key for key, _ in found}
+        chunks = index.store.chunks_by_key(keys)
+        if keys and all(chunks[k].id in own for k in keys if k in chunks):
+            unknown.append(word)
+    return unknown
 
 
 def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float:
