@@ -400,6 +400,9 @@ function S.insert_refused()
       .. "in the final against Brazil?"
     vim.api.nvim_buf_set_lines(note, 0, 0, false, { question, "" })
     vim.api.nvim_win_set_cursor(0, { 1, 3 })
+    -- the setting the server dropped at startup, said with window/showMessage (Warning)
+    out.startup_messages = vim.api.nvim_exec2("messages", { output = true }).output
+    out.startup_server_messages = of("message")
     vim.cmd("messages clear")
     vim.v.errmsg = ""
     vim.cmd("KebabInsert")
@@ -414,7 +417,7 @@ function S.insert_refused()
     out.insert_refused = vim.tbl_extend("force", outcome(state), {
       messages = vim.api.nvim_exec2("messages", { output = true }).output,
       errmsg = vim.v.errmsg,
-      server_messages = of("message"),
+      server_messages = vim.list_slice(of("message"), #out.startup_server_messages + 1),
       mode = vim.api.nvim_get_mode(),
       note_first = vim.api.nvim_buf_get_lines(note, 0, 3, false),
       in_float = vim.api.nvim_get_current_win() == state.panel.win,
@@ -437,7 +440,8 @@ function S.render()
       root = root,
       text = "",
       chunks = {},
-      result = vim.tbl_extend("force", { model = { backend = "extractive" }, citations = {} }, result),
+      result = vim.tbl_extend("force", { model = { backend = "extractive" }, citations = {} },
+        result),
     }, extra or {})
     state.panel = ui.panel("kebab")
     ui.render_answer(state)
@@ -473,8 +477,10 @@ function S.render()
         '[^kb-2]: [Guide › Bugs](guide.md#bugs "kb:' .. hash:sub(1, 12) .. '") L1–L3',
       }, "\n"),
       citations = {
-        { path = "guide.md", start_line = 1, end_line = 3, content_hash = hash, heading_path = { "Guide", "Bugs" } },
-        { path = "guide.md", start_line = 5, end_line = 9, content_hash = "0123456789abcdef", heading_path = { "Guide", "Form" } },
+        { path = "guide.md", start_line = 1, end_line = 3, content_hash = hash,
+          heading_path = { "Guide", "Bugs" } },
+        { path = "guide.md", start_line = 5, end_line = 9, content_hash = "0123456789abcdef",
+          heading_path = { "Guide", "Form" } },
       },
     })
     out.building = show({
@@ -493,7 +499,8 @@ function S.render()
     out.wrapped = show({
       grounded = true,
       markdown = table.concat({
-        "The backup job runs every day at 02:30 local time via a systemd unit (`restic-backup.timer`).[^kb-1]",
+        "The backup job runs every day at 02:30 local time via a systemd unit "
+          .. "(`restic-backup.timer`).[^kb-1]",
         "- a list item that goes on and on until it has to wrap onto the next row of the float",
         "",
         '[^kb-1]: [Schedule](ops/backup.md#schedule "kb:' .. hash:sub(1, 12) .. '") L12–L26',

@@ -403,7 +403,8 @@ def test_a_refused_insert_opens_its_float_with_no_message_in_the_way(tmp_path: P
     """The server also says why with window/showMessage (Info); Neovim's own handler echoes
     `LSP[kebab][Info] …` and stops at a hit-enter prompt before the float. kebab keeps it
     quiet: the float says it."""
-    result = passed(run_scenario(tmp_path, "insert_refused", {"cmd": SERVER}), "insert_refused")
+    setup = {"cmd": SERVER, "init_options": {"no_such_setting": 1}}  # the server warns of it
+    result = passed(run_scenario(tmp_path, "insert_refused", setup), "insert_refused")
     refused = result["insert_refused"]
     assert refused["status"] == "done" and refused["grounded"] is False
     said = refused["refusal_text"]
@@ -419,6 +420,13 @@ def test_a_refused_insert_opens_its_float_with_no_message_in_the_way(tmp_path: P
     # what is echoed fits on the command line (a longer message would ask for ENTER)
     for line in filter(None, refused["messages"].split("\n")):
         assert len(line) < 80, line
+    # other messages are said through vim.notify, the warning at startup among them
+    warned = [m for m in result["startup_server_messages"] if "no_such_setting" in m["message"]]
+    assert warned and warned[0]["shown"] is True and warned[0]["type"] == 2
+    assert (
+        "kebab: " in result["startup_messages"] and "no_such_setting" in result["startup_messages"]
+    )
+    assert "LSP[kebab]" not in result["startup_messages"]
     assert refused["note_first"][1] == ""
     assert refused["note_first"][0].startswith("Who won the 1998 football world cup in France")
     assert len(refused["note_first"][0]) > 80

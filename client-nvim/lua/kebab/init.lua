@@ -41,7 +41,8 @@ local defaults = {
   window = { width = 88, max_height = 0.7, border = "rounded" },
   -- Extra `kebab/ask` params for every ask: { k = 8, mode = "hybrid" }.
   ask = {},
-  -- fun(event, data): "ask", "begin", "chunk", "result", "error", "cancelled", "inserted".
+  -- fun(event, data): "ask", "begin", "chunk", "result", "error", "cancelled", "inserted",
+  -- "status", "message" (see :h kebab-events).
   on_event = nil,
   -- Define the :Kebab* commands.
   commands = true,
@@ -132,8 +133,9 @@ end
 
 --- The last answer in a workspace root is what a follow-up continues.
 local function remember(root, answer)
-  if type(answer) == "table" and type(answer.conversation) == "string" and answer.conversation ~= "" then
-    threads[root or ""] = { conversation = answer.conversation, question = answer.question }
+  local id = type(answer) == "table" and answer.conversation or nil
+  if type(id) == "string" and id ~= "" then
+    threads[root or ""] = { conversation = id, question = answer.question }
   end
 end
 
@@ -147,14 +149,15 @@ end
 -- the editor at a hit-enter prompt. An Info message about the running insert is said again by
 -- its float (a refusal) or its notification, so it is kept quiet; the rest go to vim.notify,
 -- where notification plugins pick them up.
-local LEVELS = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+local L = vim.log.levels
+local LEVELS = { L.ERROR, L.WARN, L.INFO, L.DEBUG } -- by LSP MessageType (1 = Error … 4 = Log)
 
 local function show_message_handler(_, params, ctx)
   if type(params) ~= "table" or type(params.message) ~= "string" then
     return vim.NIL
   end
-  local level = LEVELS[params.type] or vim.log.levels.INFO
-  local quiet = inserting ~= nil and level >= vim.log.levels.INFO
+  local level = LEVELS[params.type] or L.INFO
+  local quiet = inserting ~= nil and level <= L.INFO -- warnings and errors are always said
   emit("message", { type = params.type, message = params.message, shown = not quiet })
   if quiet then
     inserting.message = params.message

@@ -103,7 +103,8 @@ function Panel:set(lines, links, footer, follow, highlights)
   vim.bo[self.buf].modifiable = false
   api.nvim_buf_clear_namespace(self.buf, NS, 0, -1)
   for _, h in ipairs(row_highlights) do
-    pcall(api.nvim_buf_set_extmark, self.buf, NS, h[1] - 1, h[2], { end_col = h[3], hl_group = h[4] })
+    local mark = { end_col = h[3], hl_group = h[4] }
+    pcall(api.nvim_buf_set_extmark, self.buf, NS, h[1] - 1, h[2], mark)
   end
   if api.nvim_win_is_valid(self.win) then
     local height
@@ -329,7 +330,8 @@ function M.wrap_line(line, width)
   local rows, prefix = {}, ""
   local from, to, used, gap = nil, nil, 0, nil
   local function flush()
-    rows[#rows + 1] = { text = prefix .. line:sub(from, to), from = from - 1, to = to, prefix = prefix }
+    local text = prefix .. line:sub(from, to)
+    rows[#rows + 1] = { text = text, from = from - 1, to = to, prefix = prefix }
     prefix, from, to, gap = cont, nil, nil, nil
     used = cells(prefix)
   end
