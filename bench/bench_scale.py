@@ -114,6 +114,9 @@ class ParagraphMeanEmbedder:
         self.known = {_key(p): v for p, v in zip(paras, vecs, strict=True)}
         self.fallback: dict[str, int] = {}  # texts sent to the real model, per thread name
 
+    def preload(self) -> None:
+        self.real.preload()
+
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         unknown: list[int] = []

@@ -21,9 +21,15 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 
 
+@pytest.fixture(scope="session")
+def _model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for the model's unpacked weights, shared by every server the run starts."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_user_dirs(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, _model_cache: Path
 ) -> None:
     """No test reads the user's kebab.toml or KEBAB_* settings, or writes to the user cache."""
     home = tmp_path_factory.mktemp("xdg")
@@ -31,6 +37,7 @@ def _isolated_user_dirs(
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     for name in [n for n in os.environ if n.startswith("KEBAB_")]:
         monkeypatch.delenv(name)
+    monkeypatch.setenv("KEBAB_MODEL_CACHE", str(_model_cache))
 
 
 @pytest.fixture(scope="session")

@@ -8,19 +8,30 @@ boundaries (paragraphs, lists, quotes) near a token target; fenced code and tabl
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import msgspec
-import yaml
-from markdown_it import MarkdownIt
-from mdit_py_plugins.front_matter import front_matter_plugin
 
 from kebab import tokens
 from kebab.model import Chunk
 
-_md = MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin)
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+
+@functools.cache
+def _parser() -> MarkdownIt:
+    """The parser, built on first use: a command that parses no note (status, a search of an
+    unchanged index) does not pay for importing it."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    return MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin)
+
 
 _ATTR_SUFFIX = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")  # mkdocs-style `{ #anchor }` on headings
 _WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
@@ -67,7 +78,7 @@ def parse(path: str, text: str, target_tokens: int = 320, max_tokens: int = 640)
     warnings: list[str] = []
     meta: dict[str, object] = {}
     blocks: list[_Block] = []
-    for tok in _md.parse(text):
+    for tok in _parser().parse(text):
         if tok.level != 0 or tok.map is None or tok.nesting == -1:
             continue
         start, end = tok.map
@@ -209,6 +220,8 @@ def _heading_source(span: list[str], markup: str) -> str:
 
 
 def _front_matter(source: str, warnings: list[str]) -> dict[str, object]:
+    import yaml  # only notes with front matter need it
+
     try:
         data = yaml.safe_load(source)
     except yaml.YAMLError as e:

@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kebab import config as config_mod
 from kebab.config import Config
@@ -20,11 +20,12 @@ from kebab.index import Index, Progress
 from kebab.index.files import resolve_inside
 from kebab.llm import LanguageModel, make_llm
 from kebab.model import Answer, GeneratedNote, Hit, IndexSummary, SearchMode
-from kebab.rag import generate, pipeline
 from kebab.rag import store as answers
-from kebab.rag.generate import NotePlan
-from kebab.rag.pipeline import AskRequest, OnConflicts, OnText, Prepared
 from kebab.search import Filters, Fusion, search
+
+if TYPE_CHECKING:  # answering is imported when first asked: `status` and `search` skip it
+    from kebab.rag.generate import NotePlan
+    from kebab.rag.pipeline import AskRequest, OnConflicts, OnText, Prepared
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +91,12 @@ class Workspace:
         """Fill in missing vectors; hybrid search uses what exists so far."""
         return self.index.embed_pending(self.cfg.embed.batch_size, progress, should_stop)
 
+    def preload_model(self) -> None:
+        """Start loading the embedding model in the background: a caller about to check the
+        index's freshness and then embed a question overlaps the two."""
+        if self.embedder is not None:
+            self.embedder.preload()
+
     def pending_vectors(self) -> int:
         """Passages not embedded yet: until they are, they are found by their words only."""
         return self.index.pending_vectors()
@@ -141,6 +148,8 @@ class Workspace:
         CancelledError carrying it) propagates. `on_conflicts` hears the disagreements found
         among the evidence (`rag.detect_conflicts`) before the answer starts.
         """
+        from kebab.rag import pipeline
+
         return await pipeline.ask(self.index, self.cfg, self.llm, request, on_text, on_conflicts)
 
     async def generate_note(
@@ -151,17 +160,23 @@ class Workspace:
         Raises WorkspaceError when the path is outside the root, a folder, or exists and
         `overwrite` is False; a refusal or a model fault comes back with `written` False.
         """
+        from kebab.rag import generate
+
         return await generate.generate(
             self.index, self.cfg, self.llm, topic, output_path, overwrite
         )
 
     def plan_note(self, topic: str, output_path: str | Path) -> NotePlan:
         """Retrieval and the prompt `generate_note` would use; no model is called."""
+        from kebab.rag import generate
+
         rel = generate.output_path(self.root, output_path, overwrite=True)
         return generate.plan(self.index, self.cfg, self.llm, topic, rel)
 
     def prepare(self, request: AskRequest) -> Prepared:
         """Retrieval, gate, packing and prompt only: what `--dry-run` shows."""
+        from kebab.rag import pipeline
+
         return pipeline.prepare(self.index, self.cfg, self.llm, request)
 
     def history(self, limit: int = 20) -> list[dict[str, object]]:

@@ -194,7 +194,11 @@ def make_client() -> KebabClient:
 
 
 def server_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KEBAB_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("KEBAB_") or k == "KEBAB_MODEL_CACHE"
+    }
     env.update(XDG_CONFIG_HOME=str(home / "config"), XDG_CACHE_HOME=str(home / "cache"))
     return env
 

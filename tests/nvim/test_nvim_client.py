@@ -76,7 +76,11 @@ def run_scenario(
         prepare(root)
     setup.setdefault("init_options", {})["index_dir"] = str(tmp / "index")
     out = tmp / "out.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KEBAB_", "NVIM"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("KEBAB_", "NVIM")) or k == "KEBAB_MODEL_CACHE"
+    }
     for xdg in ("CONFIG", "CACHE", "STATE", "DATA"):
         env[f"XDG_{xdg}_HOME"] = str(tmp / "xdg" / xdg.lower())
     env.update(

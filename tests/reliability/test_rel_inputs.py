@@ -239,7 +239,7 @@ def test_a_note_deleted_between_the_scan_and_the_read_is_reported_and_forgotten(
 
     def racing(note: NoteFile, max_bytes: int) -> tuple[str | None, str | None]:
         if note.path in gone:  # the user deletes it just as the indexer gets to it
-            note.abspath.unlink()
+            Path(note.abspath).unlink()
         return real(note, max_bytes)
 
     monkeypatch.setattr(index_mod, "read_note", racing)
@@ -261,7 +261,7 @@ def test_a_note_swapped_for_a_fifo_after_the_scan_does_not_block_the_indexer(
 
     def swapped(note: NoteFile, max_bytes: int) -> tuple[str | None, str | None]:
         if note.path == "pipe.md":
-            note.abspath.unlink()
+            Path(note.abspath).unlink()
             os.mkfifo(note.abspath)  # no writer: a blocking open would wait for ever
         return real(note, max_bytes)
 
@@ -269,7 +269,7 @@ def test_a_note_swapped_for_a_fifo_after_the_scan_does_not_block_the_indexer(
     summary = in_thread(ws.sync, 20, "indexing a note that became a FIFO")
     assert "not a regular file" in reasons(summary)["pipe.md"]
     assert [h.path for h in ws.search("otherword", k=5, mode="lexical")] == ["other.md"]
-    missing = NoteFile("gone.md", notes / "gone.md", 1, 1)
+    missing = NoteFile("gone.md", str(notes / "gone.md"), 1, 1)
     assert read_note(missing, 100) == (None, "deleted while being read")
 
 

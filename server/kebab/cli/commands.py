@@ -66,6 +66,8 @@ def search(args: argparse.Namespace) -> int:
     if not args.query and not args.queries:
         raise KebabError("search needs a QUERY or --queries FILE")
     with open_workspace(args) as ws:
+        if (args.mode or ws.cfg.search.mode) != "lexical":
+            ws.preload_model()
         refresh(ws)
         if args.queries:
             for qid, question in read_queries(args.queries):

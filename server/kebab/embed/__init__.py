@@ -22,6 +22,9 @@ class Embedder(Protocol):
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
 
+    def preload(self) -> None:
+        """Get ready to embed in the background (load weights); a no-op where nothing loads."""
+
 
 def make_embedder(cfg: EmbedConfig) -> Embedder:
     """The embedder a config asks for."""

@@ -35,6 +35,9 @@ class HttpEmbedder:
         )
         self.dim = 0
 
+    def preload(self) -> None:
+        """Nothing to load: the model lives behind the endpoint."""
+
     def embed(self, texts: list[str]) -> np.ndarray:
         parts = [self._post(texts[i : i + self._batch]) for i in range(0, len(texts), self._batch)]
         if not parts:

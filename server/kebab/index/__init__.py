@@ -205,24 +205,26 @@ class Index:
                 progress("reading", i, len(notes))
         deleted = [p for p in known if p not in on_disk]
         counts["deleted"] = len(deleted)
-        with self.writing():
-            if touch:
+        skipped_rows = sorted((s.path, s.reason) for s in skipped)
+        # Nothing changed: no lock, no transaction, no fsync (a search's freshness check).
+        if todo or deleted or touch or skipped_rows != self.store.skipped():
+            with self.writing():
+                if touch:
+                    with self._failing_writes(), self.store.transaction() as db:
+                        for note in touch:
+                            self.store.touch_document(db, note.path, note.size, note.mtime_ns)
+                starts = list(range(0, len(todo), _BATCH_FILES)) or ([0] if deleted else [])
+                for start in starts:
+                    if should_stop and should_stop():
+                        deleted = []  # finish nothing half-way; the next sync picks this up
+                        break
+                    batch = todo[start : start + _BATCH_FILES]
+                    last = start + _BATCH_FILES >= len(todo)
+                    warnings += self._write_batch(batch, deleted if last else [], read_warnings)
+                    if progress:
+                        progress("indexing", min(start + _BATCH_FILES, len(todo)), len(todo))
                 with self._failing_writes(), self.store.transaction() as db:
-                    for note in touch:
-                        self.store.touch_document(db, note.path, note.size, note.mtime_ns)
-            # No writer is opened (nor an empty commit made) when nothing changed.
-            starts = list(range(0, len(todo), _BATCH_FILES)) or ([0] if deleted else [])
-            for start in starts:
-                if should_stop and should_stop():
-                    deleted = []  # finish nothing half-way; the next sync picks this up
-                    break
-                batch = todo[start : start + _BATCH_FILES]
-                last = start + _BATCH_FILES >= len(todo)
-                warnings += self._write_batch(batch, deleted if last else [], read_warnings)
-                if progress:
-                    progress("indexing", min(start + _BATCH_FILES, len(todo)), len(todo))
-            with self._failing_writes(), self.store.transaction() as db:
-                self.store.replace_skipped(db, [(s.path, s.reason) for s in skipped])
+                    self.store.replace_skipped(db, skipped_rows)
         n_docs, n_chunks = self.store.counts()
         return IndexSummary(
             root=str(self.root),
@@ -243,7 +245,7 @@ class Index:
         if known is not None and known.content_hash == markdown.content_hash(text):
             return False
         # size/mtime -1: the row came from a buffer, so the next sync re-reads the file on disk.
-        note = NoteFile(path, self.root / path, -1, -1)
+        note = NoteFile(path, str(self.root / path), -1, -1)
         with self.writing():
             self._write_batch([(note, text)], [])
         return True
@@ -552,19 +554,20 @@ class Index:
             path.unlink(missing_ok=True)
             with self.store.transaction() as db:
                 db.execute("DELETE FROM embeddings WHERE model != ?", (self.embedder.id,))
-        if not self.read_only:
+        # Unit vectors of another model or another way of splitting units are stale. Nothing
+        # is written when nothing changed: opening to read costs no transaction.
+        stale_units = self.store.has_other_units(self._units_model())
+        if not self.read_only and (self.store.get_meta("embedding") != model or stale_units):
             with self.store.transaction() as db:
                 self.store.set_meta(db, "embedding", model)
-                # unit vectors of another model or another way of splitting units are stale
                 db.execute("DELETE FROM unit_vectors WHERE model != ?", (self._units_model(),))
         self.vectors = Vectors(path, self.embedder.dim)
-        keys, vecs = self.store.vectors_for(self.embedder.id)
         have = self.vectors.keys()
-        want = set(keys)
+        want = self.store.vector_keys(self.embedder.id)
         if have != want:  # a crash lost a save, or chunks changed since: repair from SQLite
             self.vectors.remove(sorted(have - want))
-            missing = [i for i, k in enumerate(keys) if k not in have]
-            self.vectors.add([keys[i] for i in missing], vecs[missing] if missing else vecs[:0])
+            keys, vecs = self.store.vectors_for(self.embedder.id, sorted(want - have))
+            self.vectors.add(keys, vecs if keys else vecs[:0])
             self._save_vectors()
 
     def _vectors_for_hashes(self, hashes: list[str]) -> tuple[list[int], np.ndarray]:

@@ -24,7 +24,7 @@ NOTE_SUFFIXES = (".md", ".markdown")
 @dataclass(frozen=True)
 class NoteFile:
     path: str  # workspace-relative, forward slashes
-    abspath: Path
+    abspath: str
     size: int
     mtime_ns: int
 
@@ -37,8 +37,8 @@ def scan(
     notes: list[NoteFile] = []
     skipped: list[Skipped] = []
     visited: set[str] = set()
-    base_spec = pathspec.PathSpec.from_lines("gitignore", extra_ignores)
-    _walk(root, root, "", [(root, base_spec)], visited, notes, skipped, max_bytes)
+    base = [("", pathspec.PathSpec.from_lines("gitignore", extra_ignores))] if extra_ignores else []
+    _walk(root, root, "", base, visited, notes, skipped, max_bytes)
     notes.sort(key=lambda n: n.path)
     return notes, skipped
 
@@ -47,7 +47,7 @@ def _walk(
     root: Path,
     folder: Path,
     rel: str,
-    specs: list[tuple[Path, pathspec.PathSpec]],
+    specs: list[tuple[str, pathspec.PathSpec]],
     visited: set[str],
     notes: list[NoteFile],
     skipped: list[Skipped],
@@ -57,7 +57,7 @@ def _walk(
     if real in visited:
         return
     visited.add(real)
-    specs = specs + [(folder, s) for s in _ignore_specs(folder)]
+    specs = specs + [(f"{rel}/" if rel else "", s) for s in _ignore_specs(folder)]
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as e:
@@ -74,7 +74,7 @@ def _walk(
             skipped.append(Skipped(child_rel, "broken symlink or unreadable entry"))
             continue
         is_dir = stat.S_ISDIR(st.st_mode)
-        if _ignored(specs, folder, entry.name, is_dir):
+        if _ignored(specs, child_rel, is_dir):
             continue
         if not _is_utf8(entry.name):  # the index stores names as UTF-8 text
             if is_dir or entry.name.lower().endswith(NOTE_SUFFIXES):
@@ -99,7 +99,7 @@ def _walk(
                     )
                 )
                 continue
-            notes.append(NoteFile(child_rel, Path(entry.path), st.st_size, st.st_mtime_ns))
+            notes.append(NoteFile(child_rel, entry.path, st.st_size, st.st_mtime_ns))
 
 
 def read_note(note: NoteFile, max_bytes: int) -> tuple[str | None, str | None]:
@@ -165,11 +165,10 @@ def _ignore_specs(folder: Path) -> list[pathspec.PathSpec]:
     return specs
 
 
-def _ignored(
-    specs: list[tuple[Path, pathspec.PathSpec]], folder: Path, name: str, is_dir: bool
-) -> bool:
+def _ignored(specs: list[tuple[str, pathspec.PathSpec]], rel: str, is_dir: bool) -> bool:
+    """Whether an ignore file (or the configured patterns) rules out `rel`; each spec holds
+    the root-relative folder its file sits in, so matching needs no path arithmetic."""
     for base, spec in specs:
-        rel = os.path.relpath(folder / name, base).replace(os.sep, "/")
-        if spec.match_file(rel + ("/" if is_dir else "")):
+        if rel.startswith(base) and spec.match_file(rel[len(base) :] + ("/" if is_dir else "")):
             return True
     return False

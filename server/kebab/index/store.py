@@ -96,9 +96,7 @@ class Store:
                 "content_hash, warnings FROM documents"
             ).fetchall()
         return {
-            r[0]: Document(
-                r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6], json.loads(r[7])
-            )
+            r[0]: Document(r[0], r[1], _list(r[2]), _list(r[3]), r[4], r[5], r[6], _list(r[7]))
             for r in rows
         }
 
@@ -253,6 +251,26 @@ class Store:
                 ],
             )
 
+    def vector_keys(self, model: str) -> set[int]:
+        """Keys of the chunks whose content has a vector of `model` (no vector is read)."""
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT c.key FROM chunks c JOIN embeddings e ON "
+                "e.content_hash=c.content_hash AND e.model=?",
+                (model,),
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def has_other_units(self, model: str) -> bool:
+        """Whether unit vectors of another model (or way of splitting) are stored."""
+        with self.lock:
+            return (
+                self.db.execute(
+                    "SELECT 1 FROM unit_vectors WHERE model != ? LIMIT 1", (model,)
+                ).fetchone()
+                is not None
+            )
+
     def vectors_for(
         self, model: str, keys: list[int] | None = None
     ) -> tuple[list[int], np.ndarray]:
@@ -377,3 +395,9 @@ def _chunk(row: tuple[Any, ...]) -> Chunk:
         title=row[9],
         tags=json.loads(row[10]),
     )
+
+
+def _list(stored: str) -> list[str]:
+    """A JSON list column; most are empty, and skipping the parser for them is most of the
+    time a freshness check over 14k notes spends here."""
+    return [] if stored == "[]" else json.loads(stored)

@@ -38,7 +38,8 @@ class Vectors:
 
     def keys(self) -> set[int]:
         with self.lock:
-            return {int(k) for k in self.index.keys} if len(self.index) else set()
+            # One bulk read: iterating `index.keys` costs a native call per key (1.1 s at 14k).
+            return set(np.asarray(self.index.keys).tolist()) if len(self.index) else set()
 
     def add(self, keys: list[int], vectors: np.ndarray) -> None:
         if not keys:

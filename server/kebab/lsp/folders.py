@@ -62,6 +62,7 @@ class Folder:
         async with self.writing():  # nothing writes to the index while a second one opens on it
             try:
                 ws = await asyncio.to_thread(Workspace, self.root, cfg, None, embedder)
+                ws.preload_model()  # the first search needs it: load it while the index syncs
             except KebabError as e:
                 self.state, self.error = "failed", str(e)
                 self.opened.set()
