@@ -29,6 +29,24 @@ async def test_a_follow_up_in_a_conversation_answers_about_the_previous_topic(
     assert "2222" in other.answer and "5433" not in other.answer
 
 
+async def test_a_follow_up_that_names_no_subject_is_answered_about_the_previous_one(
+    fixture_workspace: Path, open_workspace: WorkspaceFactory
+) -> None:
+    """The embedded answerer reads only the question: the thread's earlier question tells it
+    what "it" is. Alone, the same words are refused."""
+    ws = open_workspace(fixture_workspace)
+    ws.refresh()
+    first = await ws.ask(AskRequest(question="What time does the nightly backup job run?"))
+    assert first.grounded and first.conversation
+    follow = await ws.ask(
+        AskRequest(question="and which systemd unit starts it?", conversation=first.conversation)
+    )
+    assert follow.grounded and "restic-backup.timer" in follow.answer, follow.answer
+    assert "[Timer]" not in follow.answer  # a line that only shapes a unit file says nothing
+    alone = await ws.ask(AskRequest(question="and which systemd unit starts it?"))
+    assert not alone.grounded and alone.conversation != first.conversation
+
+
 async def test_a_new_topic_in_a_thread_is_not_held_to_the_previous_questions_words(
     fixture_workspace: Path, open_workspace: WorkspaceFactory
 ) -> None:

@@ -35,6 +35,18 @@ def test_fence_markers_are_never_units_even_inside_quotes_and_callouts() -> None
     assert not any("```" in u for u in found)
 
 
+def test_code_lines_that_only_give_a_file_its_shape_are_not_units() -> None:
+    text = (
+        "Runs nightly.\n\n```ini\n[Timer]\nOnCalendar=*-*-* 02:30:00\n```\n\n"
+        "```nginx\nserver {\n  location / {\n    proxy_pass http://127.0.0.1:3000;\n  }\n}\n```"
+    )
+    assert units(text) == [
+        "Runs nightly.",
+        "`OnCalendar=*-*-* 02:30:00`",
+        "`proxy_pass http://127.0.0.1:3000;`",
+    ]
+
+
 def test_table_rows_read_with_their_header() -> None:
     text = "| Abbreviation | Expanded Text |\n| --- | --- |\n| `tm` | `tomorrow` |\n"
     assert units(text) == ["Abbreviation: `tm`; Expanded Text: `tomorrow`"]

@@ -35,7 +35,7 @@ _LINK_ONLY = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)|[\s,;·|/-])+$")
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
-VERSION = "units-4"
+VERSION = "units-5"
 
 
 def units(text: str) -> list[str]:
@@ -62,7 +62,9 @@ def units(text: str) -> list[str]:
             in_fence = not in_fence
             continue
         if in_fence:
-            if line and len(line) <= 160 and not line.startswith("#"):
+            # A code line is a unit when it says something: `[Timer]`, `server {` or `}` only
+            # give the file its shape.
+            if line and len(line) <= 160 and not line.startswith("#") and _says(line):
                 out.append(f"`{line}`")
             continue
         if _TABLE_RULE.fullmatch(line) and "-" in line:
@@ -131,6 +133,13 @@ def is_navigation(text: str) -> bool:
         return False
     links = sum(1 for ln in lines if _LINK_ONLY.match(_LIST_ITEM.sub("", ln)))
     return links >= 0.6 * len(lines)
+
+
+def _says(code_line: str) -> bool:
+    """Two or more words, or a setting (`Persistent=true`, `port: 80`)."""
+    return len(re.findall(r"[^\W\d_]{2,}", code_line)) >= 2 or bool(
+        re.search(r"\w\s*[=:]", code_line)
+    )
 
 
 def _quotable(unit: str) -> bool:

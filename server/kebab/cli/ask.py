@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.question and not args.queries:
         raise KebabError("ask needs a QUESTION or --queries FILE")
     with open_workspace(args, llm_overrides(args)) as ws:
+        ws.preload_model()
         refresh(ws)
         if args.queries:
             return asyncio.run(_batch(ws, args))
@@ -113,7 +114,7 @@ def _print_answer(answer: Answer, streamed: bool) -> None:
         print()
     if answer.error:
         print(f"\nkebab: {answer.error}", file=sys.stderr)
-    elif answer.refusal_text and answer.refusal_text not in answer.answer:
+    elif answer.refusal_reason in ("llm_self_judge", "cancelled"):  # the text is the model's
         print(f"\nNot answered: {answer.refusal_text}")
     if answer.citations:
         print("\nSources:")

@@ -39,6 +39,10 @@ class GenerateRequest(msgspec.Struct, frozen=True):
     temperature: float = 0.0
     seed: int = 42
     max_tokens: int = 1024
+    # A follow-up's earlier question: what "it" and "that" lean on. The messages carry the whole
+    # thread for a model; an answerer that reads only `question` uses this to find the subject,
+    # never to require the earlier question's words.
+    follows: str = ""
 
 
 class LanguageModel(Protocol):

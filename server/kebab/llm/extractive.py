@@ -106,11 +106,16 @@ class Extractive:
 
     async def stream(self, request: GenerateRequest) -> AsyncIterator[str]:
         # Scoring may embed sentences of passages without stored unit vectors: a worker thread.
-        answer = await asyncio.to_thread(self.answer, request.question, request.evidence)
+        answer = await asyncio.to_thread(
+            self.answer, request.question, request.evidence, request.follows
+        )
         for line in answer.splitlines(keepends=True):
             yield line
 
-    def answer(self, question: str, evidence: list[Evidence]) -> str:
+    def answer(self, question: str, evidence: list[Evidence], follows: str = "") -> str:
+        """Quoted units of the evidence that answer `question`, or the refusal. A follow-up's
+        units are scored against it and the question it `follows` (the same text search used),
+        while its key terms come from the question alone."""
         refusal = REFUSAL_KO if is_korean(question) else REFUSAL_EN
         content = [ev for ev in evidence if not is_navigation(ev.text)] or evidence
         found = [(ev, u) for ev in content for u in units(ev.text)]
@@ -118,7 +123,8 @@ class Extractive:
             return refusal
         if missing_key_terms(question, " ".join(ev.text for ev in evidence)):
             return refusal
-        scores = self._scores(question, found)
+        asked = f"{question}\n{follows}" if follows else question
+        scores = self._scores(asked, found)
         order = sorted(range(len(found)), key=lambda i: (-scores[i], found[i][0].marker, i))
         best = scores[order[0]]
         support = best - PRIOR * found[order[0]][0].score  # the evidence itself, no prior

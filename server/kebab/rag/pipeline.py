@@ -146,20 +146,26 @@ def retrieve(
     k = req.k or cfg.search.k
     mode = req.mode or cfg.search.mode
     query = search_query(req)
-    hits = search(
-        index,
-        query,
-        k + 4,
-        mode,
-        Filters(),
-        cfg.search.candidates,
-        Fusion(lexical_weight=cfg.search.lexical_weight),
-        vector_query=vector_query,
-    )
-    # A question is never its own evidence, whichever door it came through: the passage where
-    # it is written down (an inbox note, the lines the code action answers) is set aside.
-    held = [h for h in hits if _holds_question(req, h.path, h.heading_path, h.text)]
-    hits = [h for h in hits if h.chunk_id not in {x.chunk_id for x in held}]
+    # A question is never its own evidence, whichever door it came through: the passages where
+    # it is written down (an inbox note, the lines the code action answers) are set aside, and
+    # the search goes deeper when they crowd out the rest.
+    depth = k + 4
+    while True:
+        found = search(
+            index,
+            query,
+            depth + 16,
+            mode,
+            Filters(),
+            max(cfg.search.candidates, depth + 16),
+            Fusion(lexical_weight=cfg.search.lexical_weight),
+            vector_query=vector_query,
+        )
+        held = [h for h in found if _holds_question(req, h.path, h.heading_path, h.text)]
+        hits = [h for h in found if h.chunk_id not in {x.chunk_id for x in held}][: k + 4]
+        if len(hits) == k + 4 or len(found) < depth + 16 or depth > 256:
+            break
+        depth *= 4
     # Answers kebab wrote into notes restate other notes: their sources come first.
     hits = sorted(hits, key=lambda h: bool(_KB_REFERENCE.search(h.text)))[:k]
     top_cos = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
@@ -172,7 +178,7 @@ def retrieve(
     unknown = _unknown_words(index, req, held)
     min_cos, unknown_cos = gate_cosines(cfg, index.embedder.id if index.embedder else None)
     if not hits:
-        refusal = "no_chunks"
+        refusal = "score_gate" if held else "no_chunks"
     elif (
         _weak(hits, top_cos, coverage, cfg, min_cos)
         or any(_names_something(w, req.question) for w in unknown)
@@ -296,6 +302,7 @@ async def _generate(
             # previous question's words, but its answer must not require them (a question
             # about backups after one about Redis is not refused for not mentioning Redis).
             question=req.question,
+            follows=req.history[-1].question if req.history else "",
             evidence=p.evidence,
             temperature=cfg.llm.temperature if req.temperature is None else req.temperature,
             seed=cfg.llm.seed if req.seed is None else req.seed,
