@@ -8,8 +8,8 @@ the process are reported, and each median also as a ratio to `python -c "import 
 floor any CLI pays). `serve` is `kebab serve` over stdio: spawn → `initialize` answered, and
 spawn → the first `kebab/search` answered. With `--ref`, an earlier commit (a `git worktree`,
 same interpreter and packages) runs every command too, interleaved run by run with this
-checkout, on the same index, and new ÷ old ratios are printed per command. The index is built
-once, by this checkout, in bench/out/cli-index-<corpus> (kept between runs).
+checkout, and new ÷ old ratios are printed per command. Each side's index is built once, by
+its own code, in bench/out/cli-index-<corpus>-<side> (kept between runs).
 Targets (issue 14, tldr): search ≤ 1.0 s, status ≤ 0.4 s, no-change index ≤ 0.8 s, extractive
 ask ≤ 1.2 s, serve to first search ≤ 1.0 s.
 """
@@ -125,13 +125,9 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="command names to time (default: all)")
     args = ap.parse_args()
     root = str(corpus_root(args.corpus))
-    index = OUT / f"cli-index-{args.corpus}"
     OUT.mkdir(parents=True, exist_ok=True)
     kebab = [sys.executable, "-m", "kebab.cli"]
-    new_env = env_for(REPO / "server")
-    log(f"indexing {args.corpus} (kept in {index})")
-    subprocess.run([*kebab, "index", root, "--index-dir", str(index)], env=new_env, check=True)
-    sides = {"new": new_env}
+    sides = {"new": env_for(REPO / "server")}
     tmp = None
     if args.ref:
         tmp = tempfile.mkdtemp(prefix="kebab-ref-")
@@ -142,14 +138,24 @@ def main() -> None:
         )
         sides["old"] = env_for(Path(tmp) / "server")
     try:
-        cmds = commands(kebab, root, str(index))
-        names = [n for n in cmds if not args.only or n in args.only or n == "import"]
+        cmds = {}
+        for side, env in sides.items():
+            index = OUT / f"cli-index-{args.corpus}-{side}"
+            log(f"{side}: indexing {args.corpus} (kept in {index})")
+            subprocess.run(
+                [*kebab, "index", root, "--index-dir", str(index)],
+                env=env,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+            cmds[side] = commands(kebab, root, str(index))
+        names = [n for n in cmds["new"] if not args.only or n in args.only or n == "import"]
         rows: dict[str, dict[str, list[dict[str, float]]]] = {s: {} for s in sides}
         for name in names:
             log(name)
             for i in range(args.runs + 1):
                 for side, env in sides.items():
-                    row = run_once(cmds[name], env)
+                    row = run_once(cmds[side][name], env)
                     if i:  # the first round warms the page cache
                         rows[side].setdefault(name, []).append(row)
         result: dict[str, object] = {"machine": machine(), "corpus": args.corpus, "runs": args.runs}
