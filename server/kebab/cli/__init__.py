@@ -127,6 +127,11 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two run files")
     sp.set_defaults(func=commands.eval_)
 
+    sp = sub.add_parser("mcp", help="serve the notes to AI agents (Model Context Protocol, stdio)")
+    sp.add_argument("--root", default=".", help="workspace folder (default: .)")
+    sp.add_argument("--index-dir", help="where the index lives (default: user cache dir)")
+    sp.set_defaults(func=commands.mcp)
+
     sp = sub.add_parser("serve", help="run the language server (stdio)")
     sp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
     sp.set_defaults(func=commands.serve)

@@ -122,6 +122,15 @@ def eval_(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def mcp(args: argparse.Namespace) -> int:
+    from kebab.mcp_server import run
+
+    root = Path(args.root).expanduser()
+    if not root.is_dir():
+        raise WorkspaceError(f"no such folder: {root}")
+    return run(root, {"index_dir": args.index_dir} if args.index_dir else {})
+
+
 def serve(args: argparse.Namespace) -> int:
     from kebab.lsp.server import run
 
