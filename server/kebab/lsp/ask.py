@@ -21,7 +21,7 @@ from kebab.lsp import params as params_mod
 from kebab.lsp import progress
 from kebab.lsp.folders import Folder
 from kebab.lsp.server import KebabServer
-from kebab.model import Answer, Hit, IndexBuilding, to_builtins
+from kebab.model import Answer, Hit, IndexBuilding, SearchMode, to_builtins
 from kebab.rag.pipeline import AskRequest, Cancelled, Turn, citation_range
 from kebab.text import is_korean
 
@@ -114,22 +114,34 @@ async def search(ls: KebabServer, raw: Any) -> Any:
     """`kebab/search`: {hits: [...]} over one folder (`uri`) or all of them, best first."""
     p = params_mod.search_params(raw)
     folders = [target(ls, p.uri, SEARCH)[0]] if p.uri else list(ls.folders)
+    found = await search_folders(folders, p.query, p.k, p.mode, p.path_glob, p.tag)
+    return {"hits": [hit_json(f, h) for f, h in found]}
+
+
+async def search_folders(
+    folders: list[Folder],
+    query: str,
+    k: int | None,
+    mode: SearchMode | None = None,
+    path_glob: str | None = None,
+    tag: str | None = None,
+) -> list[tuple[Folder, Hit]]:
+    """The best `k` hits over `folders` (each folder's own k when None), best first."""
     found: list[tuple[int, Folder, Hit]] = []
-    k = p.k
     for folder in folders:
         if folder.indexer is not None:
             await folder.indexer.flush()
         try:
             async with folder.use() as ws:
                 k = k or ws.cfg.search.k
-                hits = await asyncio.to_thread(ws.search, p.query, p.k, p.mode, p.path_glob, p.tag)
+                hits = await asyncio.to_thread(ws.search, query, k, mode, path_glob, tag)
         except KebabError as e:
             raise JsonRpcInternalError(str(e)) from None
         found += [(rank, folder, h) for rank, h in enumerate(hits)]
     # Fused scores are normalised per index, so folders interleave by rank; at equal rank the
     # cosine (the same model in every folder) decides.
     found.sort(key=lambda rfh: (rfh[0], -(rfh[2].vector_score or 0.0)))
-    return {"hits": [hit_json(f, h) for _, f, h in found[: k or 10]]}
+    return [(f, h) for _, f, h in found[: k or 10]]
 
 
 async def status(ls: KebabServer, raw: Any = None) -> Any:

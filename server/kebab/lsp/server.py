@@ -90,7 +90,7 @@ class KebabServer(LanguageServer):
 
 def build() -> KebabServer:
     """A server with every feature registered."""
-    from kebab.lsp import actions, ask, documents, insert, navigation
+    from kebab.lsp import actions, ask, documents, insert, navigation, symbols
 
     server = KebabServer()
     server.feature(types.INITIALIZE)(initialize)
@@ -98,7 +98,7 @@ def build() -> KebabServer:
     server.feature(types.SHUTDOWN)(shutdown)
     server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
     server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(did_change_workspace_folders)
-    for feature in (documents, ask, insert, actions, navigation):
+    for feature in (documents, ask, insert, actions, navigation, symbols):
         feature.register(server)
     return server
 
