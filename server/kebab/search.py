@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pathspec
 
-from kebab.index import Index
+from kebab.index import Index, embedding_text
 from kebab.model import Chunk, Hit, SearchMode
 from kebab.text import coverage, is_korean, query_words, terms_of
 from kebab.units import is_navigation
@@ -92,6 +92,28 @@ def search(
         units = _best_unit_cosines(index, qvec, {key: chunks[key] for key in pool if key in chunks})
     ranked = fuse(lexical[:candidates], vector, fusion, chunks, query, units)
     return [h for h in ranked if h.chunk_id][:k]
+
+
+def related(index: Index, key: int, k: int = 5, same_note: bool = False) -> list[Hit]:
+    """The passages closest in meaning to the indexed passage `key`, best first: from its stored
+    vector (embedded now only when it has none yet), never itself, and not other passages of its
+    own note unless `same_note`."""
+    chunk = index.store.chunks_by_key([key]).get(key)
+    if chunk is None:
+        return []
+    vec = index.chunk_vectors([key]).get(key)
+    if vec is None:
+        vec = index.embed_query(embedding_text(chunk))
+    if vec is None:
+        return []
+    found = [(other, cos) for other, cos in index.vector_search(vec, k * 4 + 20) if other != key]
+    chunks = index.store.chunks_by_key(other for other, _ in found)
+    hits = [
+        _hit(chunks[other], cos, None, cos, None, rank + 1)
+        for rank, (other, cos) in enumerate(found)
+        if other in chunks and (same_note or chunks[other].path != chunk.path)
+    ]
+    return hits[:k]
 
 
 def _complete_cosines(

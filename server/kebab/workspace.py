@@ -21,7 +21,7 @@ from kebab.index.files import resolve_inside
 from kebab.llm import LanguageModel, make_llm
 from kebab.model import Answer, GeneratedNote, Hit, IndexSummary, SearchMode
 from kebab.rag import store as answers
-from kebab.search import Filters, Fusion, search
+from kebab.search import Filters, Fusion, related, search
 
 if TYPE_CHECKING:  # answering is imported when first asked: `status` and `search` skip it
     from kebab.rag.generate import NotePlan
@@ -135,6 +135,15 @@ class Workspace:
             s.candidates,
             Fusion(lexical_weight=s.lexical_weight),
         )
+
+    def related(self, path: str, line: int, k: int = 5, same_note: bool = False) -> list[Hit]:
+        """The passages elsewhere closest in meaning to the section holding `line` (1-based) of
+        the note at `path`: none when the note is not indexed."""
+        sections = self.index.store.chunks_of(path)
+        around = [key for key, c in sections if c.start_line <= line] or [
+            key for key, _ in sections[:1]
+        ]
+        return related(self.index, around[-1], k, same_note) if around else []
 
     async def ask(
         self,

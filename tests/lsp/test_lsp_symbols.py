@@ -32,3 +32,19 @@ async def test_the_symbol_picker_finds_passages_by_meaning(profile: str, tmp_pat
         assert any(s.name.endswith("Restoring a single file") for s in (restore or [])[:3])
         empty = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="  "))
         assert empty == []
+
+
+async def test_related_passages_come_from_other_notes_unless_asked(tmp_path: Path) -> None:
+    async with serving(tmp_path, "neovim") as client:
+        await client.wait_ready()
+        uri = (client.root / "ops" / "backup.md").as_uri()
+        at_schedule = {"uri": uri, "position": {"line": 13, "character": 0}, "k": 3}
+        found = (await client.request("kebab/related", at_schedule))["hits"]
+        assert found[0]["path"] == "ops/postgres.md"  # its nightly dumps
+        assert found[0]["heading_path"] == ["Postgres on nas01", "Dumps"]
+        assert all(h["path"] != "ops/backup.md" for h in found) and len(found) == 3
+        mine = (await client.request("kebab/related", {**at_schedule, "same_note": True}))["hits"]
+        assert "ops/backup.md" in {h["path"] for h in mine}
+        assert all(h["heading_path"][-1] != "Schedule" for h in mine)  # never itself
+        with pytest.raises(Exception, match="position"):
+            await client.request("kebab/related", {"uri": uri})

@@ -25,7 +25,7 @@ from kebab.model import Answer, Hit, IndexBuilding, SearchMode, to_builtins
 from kebab.rag.pipeline import AskRequest, Cancelled, Turn, citation_range
 from kebab.text import is_korean
 
-ASK, SEARCH, STATUS = "kebab/ask", "kebab/search", "kebab/status"
+ASK, SEARCH, STATUS, RELATED = "kebab/ask", "kebab/search", "kebab/status", "kebab/related"
 ASK_COMMAND, REINDEX_COMMAND = "kebab.ask", "kebab.reindex"
 GENERATE_COMMAND = "kebab.generateNote"
 
@@ -34,6 +34,7 @@ def register(server: KebabServer) -> None:
     server.feature(ASK)(ask)
     server.feature(SEARCH)(search)
     server.feature(STATUS)(status)
+    server.feature(RELATED)(related)
     server.command(ASK_COMMAND)(ask_command)
     server.command(REINDEX_COMMAND)(reindex_command)
     server.command(GENERATE_COMMAND)(generate_command)
@@ -116,6 +117,20 @@ async def search(ls: KebabServer, raw: Any) -> Any:
     folders = [target(ls, p.uri, SEARCH)[0]] if p.uri else list(ls.folders)
     found = await search_folders(folders, p.query, p.k, p.mode, p.path_glob, p.tag)
     return {"hits": [hit_json(f, h) for f, h in found]}
+
+
+async def related(ls: KebabServer, raw: Any) -> Any:
+    """`kebab/related`: {hits: [...]}, the passages elsewhere closest in meaning to the section
+    under `position` in `uri`, from stored vectors, best first."""
+    p = params_mod.related_params(raw)
+    folder, path = target(ls, p.uri, RELATED)
+    if path is None:
+        raise JsonRpcInvalidParams(f"{RELATED}: `uri` must name a note, not a folder")
+    if folder.indexer is not None:
+        await folder.indexer.flush()
+    async with folder.use() as ws:
+        hits = await asyncio.to_thread(ws.related, path, p.position.line + 1, p.k, p.same_note)
+    return {"hits": [hit_json(folder, h) for h in hits]}
 
 
 async def search_folders(

@@ -50,6 +50,20 @@ class SearchParams(msgspec.Struct, rename={"work_done_token": "workDoneToken"}):
     work_done_token: int | str | None = None
 
 
+class Position(msgspec.Struct):
+    line: Annotated[int, msgspec.Meta(ge=0)]
+    character: Annotated[int, msgspec.Meta(ge=0)] = 0
+
+
+class RelatedParams(msgspec.Struct):
+    """`kebab/related`: the section under `position` in the note `uri`."""
+
+    uri: _TEXT
+    position: Position
+    k: Annotated[int, msgspec.Meta(ge=1, le=50)] = 5
+    same_note: bool = False
+
+
 def plain(value: Any) -> Any:
     """pygls's namedtuple params as plain dicts and lists (JSON values)."""
     if isinstance(value, tuple) and hasattr(value, "_asdict"):
@@ -98,3 +112,7 @@ def search_params(raw: Any) -> SearchParams:
     if not params.query.strip():
         raise JsonRpcInvalidParams("kebab/search: `query` is blank")
     return params
+
+
+def related_params(raw: Any) -> RelatedParams:
+    return parse(raw, RelatedParams, "kebab/related")
