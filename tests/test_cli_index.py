@@ -159,3 +159,20 @@ def test_a_bad_queries_file_exits_non_zero_with_one_line_naming_the_line(vault, 
     assert run.returncode != 0
     assert "Traceback" not in run.stderr
     assert f"{queries}:2" in run.stderr.strip().splitlines()[-1]
+
+
+def test_an_api_key_in_a_kebab_variable_says_what_to_do_and_stops_nothing(vault, tmp_path):
+    secret = "sk-test-0123456789abcdef"
+    index = str(tmp_path / "idx")
+    run = subprocess.run(
+        [sys.executable, "-c", _MAIN, "status", "--root", str(vault), "--index-dir", index],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "KEBAB_LLM_API_KEY": secret, "KEBAB_SEARCH_KAY": "3"},
+    )
+    assert run.returncode == 0, run.stderr
+    assert "KEBAB_LLM_API_KEY is not a kebab setting" in run.stderr
+    assert "llm.api_key_env" in run.stderr and "OPENAI_API_KEY" in run.stderr
+    assert "KEBAB_SEARCH_KAY is not a kebab setting" in run.stderr and "k, " in run.stderr
+    assert secret not in run.stderr + run.stdout  # the key itself is never printed

@@ -8,6 +8,7 @@ settings; API keys are read from the environment variable a setting *names*, onl
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
 from collections.abc import Mapping
@@ -88,7 +89,14 @@ class Config(msgspec.Struct, forbid_unknown_fields=True):
     rag: RagConfig = msgspec.field(default_factory=RagConfig)
 
 
-_SECTIONS = {"embed", "search", "llm", "rag"}
+_SECTION_TYPES: dict[str, type[msgspec.Struct]] = {
+    "embed": EmbedConfig,
+    "search": SearchConfig,
+    "llm": LLMConfig,
+    "rag": RagConfig,
+}
+_SECTIONS = set(_SECTION_TYPES)
+log = logging.getLogger(__name__)
 
 
 def load(
@@ -116,19 +124,42 @@ def from_mapping(data: Mapping[str, Any]) -> Config:
         raise ConfigError(f"invalid kebab setting: {e}") from None
 
 
+# KEBAB_* variables that are not settings but read where they are used.
+_NOT_SETTINGS = {"KEBAB_MODEL_CACHE"}
+
+
 def env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
-    """`KEBAB_LLM_BACKEND=ollama` → {"llm": {"backend": "ollama"}}; `KEBAB_INDEX_DIR` → top level."""
+    """`KEBAB_LLM_BACKEND=ollama` → {"llm": {"backend": "ollama"}}; `KEBAB_INDEX_DIR` → top level.
+
+    A KEBAB_ variable that names no setting is ignored with a warning that names it (never its
+    value: `KEBAB_LLM_API_KEY=sk-…` is what many try first) and says what to do instead; it never
+    stops a command that does not need it.
+    """
     out: dict[str, Any] = {}
     for name, value in env.items():
-        if not name.startswith("KEBAB_") or not value:
+        if not name.startswith("KEBAB_") or not value or name in _NOT_SETTINGS:
             continue
         key = name[len("KEBAB_") :].lower()
         section, _, rest = key.partition("_")
-        if section in _SECTIONS and rest:
+        if section in _SECTIONS and rest in _SECTION_TYPES[section].__struct_fields__:
             out.setdefault(section, {})[rest] = value
-        elif key in Config.__struct_fields__:
+        elif key in Config.__struct_fields__ and key not in _SECTIONS:
             out[key] = value
+        else:
+            log.warning("%s is not a kebab setting; ignored. %s", name, _instead(section, rest))
     return out
+
+
+def _instead(section: str, rest: str) -> str:
+    if "key" in rest or "token" in rest or "secret" in rest:
+        return (
+            "Keep an API key in any environment variable (OPENAI_API_KEY is the usual one) and "
+            "name that variable in llm.api_key_env (KEBAB_LLM_API_KEY_ENV=OPENAI_API_KEY)."
+        )
+    if section in _SECTIONS:
+        names = ", ".join(sorted(_SECTION_TYPES[section].__struct_fields__))
+        return f"The [{section}] settings are: {names}."
+    return "Settings are listed in the README (Configuration)."
 
 
 def default_index_dir(root: Path) -> Path:
