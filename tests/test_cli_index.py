@@ -176,3 +176,13 @@ def test_an_api_key_in_a_kebab_variable_says_what_to_do_and_stops_nothing(vault,
     assert "llm.api_key_env" in run.stderr and "OPENAI_API_KEY" in run.stderr
     assert "KEBAB_SEARCH_KAY is not a kebab setting" in run.stderr and "k, " in run.stderr
     assert secret not in run.stderr + run.stdout  # the key itself is never printed
+
+
+def test_bad_request_values_are_one_line_errors_naming_the_field(vault, tmp_path):
+    index = tmp_path / "idx"
+    ask = kebab("ask", "when is the backup?", "-k", "-3", "--root", vault, "--index-dir", index)
+    assert "`$.k`" in _one_line_error(ask) and ">= 1" in ask.stderr
+    search = kebab("search", "backup", "-k", "0", "--root", vault, "--index-dir", index)
+    assert "k must be 1..200" in _one_line_error(search)
+    blank = kebab("ask", "   ", "--root", vault, "--index-dir", index)
+    assert "blank" in _one_line_error(blank)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import WorkspaceFactory
-from kebab.rag.pipeline import AskRequest, Turn
+from kebab.model import AskRequest, Turn
 
 
 async def test_a_follow_up_in_a_conversation_answers_about_the_previous_topic(

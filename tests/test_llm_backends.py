@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 
 from conftest import MakeWorkspace
-from kebab.model import to_builtins
+from kebab.model import AskRequest, to_builtins
 from kebab.rag import pipeline
-from kebab.rag.pipeline import AskRequest
 from llm_server import (
     OLLAMA_PATH,
     OPENAI_PATH,

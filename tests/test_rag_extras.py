@@ -18,9 +18,8 @@ from conftest import MakeWorkspace
 from kebab.cli import main
 from kebab.embed.use import UniversalSentenceEncoder
 from kebab.errors import WorkspaceError
-from kebab.model import to_builtins
+from kebab.model import AskRequest, to_builtins
 from kebab.rag import footnotes
-from kebab.rag.pipeline import AskRequest
 from llm_server import ModelServer, Received, Reply, ask, clone_fixture, llm_settings
 
 QUESTION = "What time does the nightly backup job run?"

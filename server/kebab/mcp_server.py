@@ -101,7 +101,7 @@ def build(ws: Workspace) -> MCPServer[Any]:
         """Answer a question from the notes. Every claim carries a [#n] marker naming a
         citation; `grounded` false means the notes do not answer it, and `refusal_text` says
         why. `markdown` is the answer with [^kb-n] footnotes."""
-        from kebab.rag.pipeline import AskRequest
+        from kebab.model import AskRequest
 
         background.kick()
         try:

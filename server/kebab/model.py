@@ -6,7 +6,7 @@ Nothing here imports anything else of kebab's.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -16,6 +16,39 @@ RefusalReason = Literal["no_chunks", "score_gate", "llm_self_judge", "cancelled"
 PARSER_VERSION = "md-1"
 CHUNKER_VERSION = "chunk-3"
 INDEX_VERSION = "idx-3"
+
+
+class Turn(msgspec.Struct):
+    """An earlier question of a thread and the answer it got."""
+
+    question: str
+    answer: str
+
+
+TopK = Annotated[int, msgspec.Meta(ge=1, le=200)]
+Text = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class AskRequest(msgspec.Struct, forbid_unknown_fields=False):
+    """What `kebab/ask`, `kebab ask` and the MCP `ask_notes` take. Built from user input with
+    `checked()`, so a bad value is an error naming its field, whichever door it came through."""
+
+    question: Text
+    k: TopK | None = None
+    mode: SearchMode | None = None
+    history: list[Turn] = []
+    conversation: str | None = None
+    path: str | None = None  # workspace-relative note the question was asked from
+    temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] | None = None
+    seed: int | None = None
+    explain: bool = False
+    dry_run: bool = False
+
+
+def checked(value: msgspec.Struct) -> msgspec.Struct:
+    """`value` validated against its own type's constraints (a Struct built in code is not):
+    raises msgspec.ValidationError whose message names the field."""
+    return msgspec.convert(msgspec.to_builtins(value), type(value))
 
 
 class Chunk(msgspec.Struct, frozen=True):

@@ -12,20 +12,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from kebab import config as config_mod
 from kebab.config import Config
 from kebab.embed import Embedder, make_embedder
-from kebab.errors import WorkspaceError
+from kebab.errors import InvalidParams, WorkspaceError
 from kebab.index import Index, Progress
 from kebab.index.files import resolve_inside
 from kebab.llm import LanguageModel, make_llm
-from kebab.model import Answer, GeneratedNote, Hit, IndexSummary, SearchMode
+from kebab.model import Answer, GeneratedNote, Hit, IndexSummary, SearchMode, checked
 from kebab.rag import store as answers
 from kebab.search import Filters, Fusion, related, search
 
 if TYPE_CHECKING:  # answering is imported when first asked: `status` and `search` skip it
+    from kebab.model import AskRequest
     from kebab.rag.generate import NotePlan
-    from kebab.rag.pipeline import AskRequest, OnConflicts, OnText, Prepared
+    from kebab.rag.pipeline import OnConflicts, OnText, Prepared
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +129,8 @@ class Workspace:
         tag: str | None = None,
     ) -> list[Hit]:
         s = self.cfg.search
+        if k is not None and not 1 <= k <= 200:
+            raise InvalidParams(f"invalid search request: k must be 1..200, got {k}")
         return search(
             self.index,
             query,
@@ -159,6 +164,7 @@ class Workspace:
         """
         from kebab.rag import pipeline
 
+        request = _valid(request)
         return await pipeline.ask(self.index, self.cfg, self.llm, request, on_text, on_conflicts)
 
     async def generate_note(
@@ -186,7 +192,7 @@ class Workspace:
         """Retrieval, gate, packing and prompt only: what `--dry-run` shows."""
         from kebab.rag import pipeline
 
-        return pipeline.prepare(self.index, self.cfg, self.llm, request)
+        return pipeline.prepare(self.index, self.cfg, self.llm, _valid(request))
 
     def history(self, limit: int = 20) -> list[dict[str, object]]:
         return answers.recent(self.index.store, limit)
@@ -198,3 +204,15 @@ class Workspace:
 
     def status(self) -> dict[str, object]:
         return self.index.status()
+
+
+def _valid(request: AskRequest) -> AskRequest:
+    """The request checked against AskRequest's constraints, at the one door every front end
+    uses: `kebab ask -k -3` fails here as `kebab/ask` with k = -3 does."""
+    try:
+        checked(request)
+    except msgspec.ValidationError as e:
+        raise InvalidParams(f"invalid question request: {e}") from None
+    if not request.question.strip():
+        raise InvalidParams("invalid question request: the question is blank")
+    return request

@@ -16,10 +16,9 @@ from kebab.cli.commands import (
     refresh,
 )
 from kebab.errors import KebabError
-from kebab.model import Answer, Conflict, to_builtins
+from kebab.model import Answer, AskRequest, Conflict, to_builtins
 from kebab.rag import store as answers
 from kebab.rag.conflicts import describe as describe_conflict
-from kebab.rag.pipeline import AskRequest
 from kebab.workspace import Workspace
 
 

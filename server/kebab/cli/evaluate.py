@@ -11,8 +11,7 @@ from typing import Any
 
 from kebab import evaluation as ev
 from kebab.errors import KebabError
-from kebab.model import Answer, Hit
-from kebab.rag.pipeline import AskRequest
+from kebab.model import Answer, AskRequest, Hit
 from kebab.workspace import Workspace
 
 

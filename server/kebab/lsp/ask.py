@@ -21,8 +21,8 @@ from kebab.lsp import params as params_mod
 from kebab.lsp import progress
 from kebab.lsp.folders import Folder
 from kebab.lsp.server import KebabServer
-from kebab.model import Answer, Hit, IndexBuilding, SearchMode, to_builtins
-from kebab.rag.pipeline import AskRequest, Cancelled, Turn, citation_range
+from kebab.model import Answer, AskRequest, Hit, IndexBuilding, SearchMode, Turn, to_builtins
+from kebab.rag.pipeline import Cancelled, citation_range
 from kebab.text import is_korean
 
 ASK, SEARCH, STATUS, RELATED = "kebab/ask", "kebab/search", "kebab/status", "kebab/related"

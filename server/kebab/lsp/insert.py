@@ -19,10 +19,9 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from kebab.lsp import ask as ask_mod
 from kebab.lsp import text as textmod
 from kebab.lsp.server import KebabServer
-from kebab.model import Answer, to_builtins
+from kebab.model import Answer, AskRequest, to_builtins
 from kebab.rag import footnotes
 from kebab.rag import store as answers
-from kebab.rag.pipeline import AskRequest
 
 COMMAND = "kebab.insertAnswer"
 TITLE = "Answer with kebab"

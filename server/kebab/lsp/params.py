@@ -14,15 +14,12 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 from pygls.exceptions import JsonRpcInvalidParams
 
+from kebab.model import Turn
+
 _K = Annotated[int, msgspec.Meta(ge=1, le=200)]
 _TEXT = Annotated[str, msgspec.Meta(min_length=1)]
 T = TypeVar("T")
 _AT = re.compile(r"^(?P<what>.*?)(?: - at `\$\.?(?P<where>[^`]*)`)?$")
-
-
-class Turn(msgspec.Struct):
-    question: str
-    answer: str
 
 
 class AskParams(msgspec.Struct, rename={"work_done_token": "workDoneToken"}):

@@ -27,9 +27,9 @@ from kebab.index import Index
 from kebab.index.files import resolve_inside
 from kebab.llm import Evidence, GenerateRequest, LanguageModel, Message, complete
 from kebab.llm.extractive import Extractive
-from kebab.model import GeneratedNote, Hit, ModelInfo, RefusalReason, Retrieval, Usage
+from kebab.model import AskRequest, GeneratedNote, Hit, ModelInfo, RefusalReason, Retrieval, Usage
 from kebab.rag import citations, footnotes, pipeline, prompt
-from kebab.rag.pipeline import AskRequest, Prepared
+from kebab.rag.pipeline import Prepared
 
 TEMPLATE = "note-v1"
 EXTRACTIVE_TEMPLATE = "note-extractive-v1"

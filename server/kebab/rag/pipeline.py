@@ -31,6 +31,7 @@ from kebab.index import Index, versions
 from kebab.llm import Evidence, GenerateRequest, LanguageModel, Message, is_generative
 from kebab.model import (
     Answer,
+    AskRequest,
     Citation,
     Conflict,
     EmbeddingInfo,
@@ -39,33 +40,13 @@ from kebab.model import (
     Range,
     RefusalReason,
     Retrieval,
-    SearchMode,
+    Turn,
     Usage,
 )
 from kebab.rag import citations, conflicts, footnotes, hyde, prompt, relevance
 from kebab.rag import store as answers
 from kebab.search import Filters, Fusion, search, term_coverage
 from kebab.text import is_korean
-
-
-class Turn(msgspec.Struct):
-    question: str
-    answer: str
-
-
-class AskRequest(msgspec.Struct, forbid_unknown_fields=False):
-    """What `kebab/ask` and `kebab ask` take. Validated by msgspec: wrong types are errors."""
-
-    question: str
-    k: int | None = None
-    mode: SearchMode | None = None
-    history: list[Turn] = []
-    conversation: str | None = None
-    path: str | None = None  # workspace-relative note the question was asked from
-    temperature: float | None = None
-    seed: int | None = None
-    explain: bool = False
-    dry_run: bool = False
 
 
 @dataclass
