@@ -64,6 +64,8 @@ setup.on_event = function(event, data)
     e.conversation = data.conversation
   elseif event == "message" then
     e.message, e.type, e.shown = data.message, data.type, data.shown
+  elseif event == "related" then
+    e.title, e.hits = data.title, data.hits
   end
   events[#events + 1] = e
 end
@@ -539,6 +541,133 @@ function S.legacy()
       cmd = c.config.cmd,
       root = c.config.root_dir,
     })
+  end)
+end
+
+--- The quickfix (or a window's location) list as plain data: files relative to the workspace.
+local function qf_list(win)
+  local what = { title = 1, items = 1, context = 1, size = 1 }
+  local list = win and vim.fn.getloclist(win, what) or vim.fn.getqflist(what)
+  list.items = vim.tbl_map(function(item)
+    local file = vim.api.nvim_buf_get_name(item.bufnr)
+    return {
+      path = file:sub(1, #root + 1) == root .. "/" and file:sub(#root + 2) or file,
+      lnum = item.lnum,
+      end_lnum = item.end_lnum,
+      text = item.text,
+      user_data = item.user_data,
+    }
+  end, list.items)
+  list.context = type(list.context) == "table" and { method = list.context.method } or nil
+  return list
+end
+
+--- :KebabRelated, and Neovim's own vim.lsp.buf.workspace_symbol() against kebab.
+function S.related()
+  local note, note_win
+  local notes = {} -- what was said with vim.notify
+  local notify = vim.notify
+  vim.notify = function(msg, level, o)
+    notes[#notes + 1] = { message = msg, level = level }
+    return notify(msg, level, o)
+  end
+  local function said_since(n)
+    return vim.tbl_map(function(m)
+      return m.message
+    end, vim.list_slice(notes, n + 1))
+  end
+  --- Run `command` with the cursor on `lnum` of the note; wait for its kebab/related answer.
+  local function related(command, lnum)
+    vim.api.nvim_set_current_win(note_win)
+    vim.api.nvim_win_set_cursor(0, { lnum or 14, 0 })
+    local before, said = #of("related"), #notes
+    vim.fn.setqflist({}, " ", { title = "before", items = {} })
+    if type(command) == "function" then
+      command()
+    else
+      vim.cmd(command)
+    end
+    wait(15000, function()
+      return #of("related") > before
+    end, "kebab/related for " .. tostring(command))
+    vim.wait(200, function()
+      return vim.fn.getqflist({ title = 1 }).title ~= "before"
+    end, 10)
+    local e = of("related")[before + 1]
+    local seen = {
+      list = qf_list(),
+      in_quickfix = vim.bo.buftype == "quickfix",
+      shown = vim.bo.buftype == "quickfix" and vim.api.nvim_buf_get_lines(0, 0, -1, false) or nil,
+      hits = e.hits,
+      said = said_since(said),
+    }
+    vim.cmd("cclose")
+    return seen
+  end
+  step("open", function()
+    open_ready("ops/backup.md")
+    note, note_win = vim.api.nvim_get_current_buf(), vim.api.nvim_get_current_win()
+    out.section = require("kebab.related").section_at(note, 14)
+  end)
+  step("related", function()
+    out.related = related("KebabRelated 3")
+  end)
+  step("related_same_note", function()
+    out.related_same_note = related("KebabRelated! 20")
+  end)
+  step("related_lua", function()
+    local got
+    local seen = related(function()
+      kebab.related({ k = 2, on_list = function(list)
+        got = { title = list.title, items = #list.items, hits = #list.hits }
+      end })
+    end, 30)
+    out.related_lua = { on_list = got, list = seen.list }
+  end)
+  step("related_none", function()
+    -- an empty note of the workspace: nothing indexed, nothing related
+    vim.cmd.edit(vim.fn.fnameescape(root .. "/inbox/empty.md"))
+    wait(15000, function()
+      return #vim.lsp.get_clients({ name = "kebab", bufnr = 0 }) > 0
+    end, "the client to attach to the empty note")
+    note_win = vim.api.nvim_get_current_win()
+    out.related_none = related("KebabRelated", 1)
+    -- a buffer that is not a note: said at once, nothing asked
+    vim.cmd("enew")
+    local said, asked = #notes, #of("related")
+    vim.cmd("KebabRelated")
+    out.related_scratch = { said = said_since(said), asked = #of("related") - asked }
+    said = #notes
+    vim.cmd("KebabRelated many")
+    out.related_bad_k = said_since(said)
+    vim.cmd.buffer(note)
+    note_win = vim.api.nvim_get_current_win()
+  end)
+  step("symbols", function()
+    vim.api.nvim_set_current_win(note_win)
+    vim.fn.setqflist({}, " ", { title = "before", items = {} })
+    vim.lsp.buf.workspace_symbol("nightly backup") -- Neovim's own, no kebab code
+    wait(15000, function()
+      return vim.fn.getqflist({ title = 1 }).title ~= "before"
+    end, "workspace/symbol into the quickfix list")
+    out.symbols = qf_list()
+    out.symbols.in_quickfix = vim.bo.buftype == "quickfix"
+    out.symbols.shown = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+    vim.cmd("cclose")
+    vim.api.nvim_set_current_win(note_win)
+    vim.lsp.buf.workspace_symbol("nightly backup", { loclist = true })
+    wait(15000, function()
+      return vim.fn.getloclist(note_win, { size = 1 }).size > 0
+    end, "workspace/symbol into the location list")
+    out.symbols_loclist = qf_list(note_win)
+    vim.cmd("lclose")
+    vim.api.nvim_set_current_win(note_win)
+    local said = #notes
+    vim.lsp.buf.workspace_symbol("") -- an empty query lists nothing
+    wait(15000, function()
+      return #notes > said
+    end, "the empty query's answer")
+    out.symbols_empty = { said = said_since(said), title = vim.fn.getqflist({ title = 1 }).title }
   end)
 end
 

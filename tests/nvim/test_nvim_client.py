@@ -504,3 +504,100 @@ def test_a_refusal_without_refusal_text_is_said_in_words(rendered: dict[str, Any
     lines = rendered["fallback"]["lines"]
     assert "Not answered. No passage in the notes is close enough to the question." in lines
     assert not any("score_gate" in line for line in lines)
+
+
+# :KebabRelated and workspace symbols ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def related(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """:KebabRelated in ops/backup.md's Schedule section (with and without !, from Lua, on an
+    empty note, outside a note), then Neovim's own vim.lsp.buf.workspace_symbol()."""
+    return run_scenario(tmp_path_factory.mktemp("nvim-related"), "related", {"cmd": SERVER})
+
+
+SCHEDULE = "Home server backups › Schedule"
+
+
+def test_related_fills_the_quickfix_list_with_other_notes(related: dict[str, Any]) -> None:
+    result = passed(related, "related")
+    assert result["section"] == ["Home server backups", "Schedule"]
+    seen = result["related"]
+    qf = seen["list"]
+    assert qf["title"] == f"kebab related: {SCHEDULE}"
+    assert qf["context"] == {"method": "kebab/related"}
+    assert seen["in_quickfix"]  # opened, as Neovim's own LSP lists are
+    items = qf["items"]
+    assert len(items) == 3 == len(seen["hits"])
+    first = items[0]
+    assert first["path"] == "ops/postgres.md", items
+    assert first["text"].startswith("Postgres on nas01 › Dumps — "), first
+    assert not any(i["path"] == "ops/backup.md" for i in items), items
+    for item, hit in zip(items, seen["hits"], strict=True):
+        assert item["path"] == hit["path"]
+        assert (item["lnum"], item["end_lnum"]) == (hit["start_line"], hit["end_line"])
+        heading, words = item["text"].split(" — ", 1)
+        assert heading == " › ".join(hit["heading_path"])
+        assert words and "\n" not in words and "#" not in words[:2] and len(words) <= 80
+        assert words.rstrip("…").split()[0] in hit["text"]
+        assert item["user_data"]["path"] == hit["path"]
+    assert seen["said"] == []
+    hit = seen["hits"][0]  # the list as the quickfix window shows it
+    assert (
+        seen["shown"][0]
+        == f"ops/postgres.md|{hit['start_line']}-{hit['end_line']}| {first['text']}"
+    )
+
+
+def test_related_with_bang_allows_the_same_note_never_the_section(
+    related: dict[str, Any],
+) -> None:
+    seen = passed(related, "related_same_note")["related_same_note"]
+    items = seen["list"]["items"]
+    assert len(items) == len(seen["hits"]) > 3
+    ours = [h for h in seen["hits"] if h["path"] == "ops/backup.md"]
+    assert ours, [(i["path"], i["text"]) for i in items]  # the note's other sections
+    assert not any(h["heading_path"] == ["Home server backups", "Schedule"] for h in ours)
+    assert not any(h["start_line"] <= 14 <= h["end_line"] for h in ours)
+
+
+def test_related_from_lua_hands_the_list_to_on_list(related: dict[str, Any]) -> None:
+    seen = passed(related, "related_lua")["related_lua"]
+    assert seen["on_list"] == {
+        "title": "kebab related: Home server backups › Retention policy",
+        "items": 2,
+        "hits": 2,
+    }
+    assert seen["list"]["title"] == "before"  # on_list: no list was set
+
+
+def test_related_says_when_there_is_nothing_or_no_note(related: dict[str, Any]) -> None:
+    result = passed(related, "related_none")
+    none = result["related_none"]
+    assert not none["hits"] and none["list"]["title"] == "before"
+    assert none["said"] == ["kebab: nothing related to empty.md in other notes"]
+    scratch = result["related_scratch"]
+    assert scratch["asked"] == 0
+    assert len(scratch["said"]) == 1 and "not a note of a kebab workspace" in scratch["said"][0]
+    assert result["related_bad_k"] and "usage: :KebabRelated" in result["related_bad_k"][0]
+
+
+def test_workspace_symbol_works_with_neovims_own_function(related: dict[str, Any]) -> None:
+    """vim.lsp.buf.workspace_symbol() needs nothing from the plugin: kebab answers
+    workspace/symbol with passages, Neovim lists them."""
+    result = passed(related, "symbols")
+    for listed in (result["symbols"], result["symbols_loclist"]):
+        assert listed["title"] == "Symbols matching 'nightly backup'"
+        found = [
+            i for i in listed["items"] if i["path"] == "ops/backup.md" and SCHEDULE in i["text"]
+        ]
+        assert found, listed["items"]
+        assert found[0]["lnum"] == 12
+    assert result["symbols"]["in_quickfix"]
+    assert any(
+        row.startswith("ops/backup.md|12-") and row.endswith(f"| [String] {SCHEDULE}")
+        for row in result["symbols"]["shown"]
+    ), result["symbols"]["shown"]
+    empty = result["symbols_empty"]
+    assert empty["said"] == ["No symbols found"]
+    assert empty["title"] == "Symbols matching 'nightly backup'"  # left as it was

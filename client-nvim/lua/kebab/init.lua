@@ -7,12 +7,14 @@
 -- `:KebabAsk! [question]` or `:KebabFollow [question]` follows up on the last answer in the
 -- workspace; `:KebabInsert` answers the question under the cursor in the note (the server's
 -- "Answer with kebab" code action), `:KebabStatus` shows the index, `:KebabCancel` stops a
--- running answer, `:KebabReindex` rebuilds the index.
+-- running answer, `:KebabReindex` rebuilds the index. `:KebabRelated [k]` lists the passages in
+-- other notes closest in meaning to the section under the cursor in the quickfix list.
 -- Hover and go to definition on a `[^kb-n]` footnote are plain LSP (`K`, `gd` / `<C-]>`).
 
 local compat = require("kebab.compat")
 local server = require("kebab.server")
 local ui = require("kebab.ui")
+local related = require("kebab.related")
 
 local M = {}
 
@@ -41,8 +43,10 @@ local defaults = {
   window = { width = 88, max_height = 0.7, border = "rounded" },
   -- Extra `kebab/ask` params for every ask: { k = 8, mode = "hybrid" }.
   ask = {},
+  -- Extra `kebab/related` params for :KebabRelated: { k = 10 }.
+  related = {},
   -- fun(event, data): "ask", "begin", "chunk", "result", "error", "cancelled", "inserted",
-  -- "status", "message" (see :h kebab-events).
+  -- "status", "message", "related" (see :h kebab-events).
   on_event = nil,
   -- Define the :Kebab* commands.
   commands = true,
@@ -437,6 +441,91 @@ function M.insert(range)
   end, bufnr)
 end
 
+-- related passages -----------------------------------------------------------------------
+
+--- The passages in other notes closest in meaning to the section under the cursor
+--- (`kebab/related`), into the quickfix list, titled "kebab related: <heading path>", one entry
+--- per passage: path:line, "heading › path — first words of the text". Says so when there
+--- are none, or when the buffer is not a note of a kebab workspace.
+--- @param opts {k: integer?, same_note: boolean?, loclist: boolean?, on_list: fun(list)?}?
+---   k: how many (1-50; the server's default is 5); same_note: the note's other sections too;
+---   loclist: the window's location list instead; on_list: given {title, items, context,
+---   hits} instead of setting any list (for pickers), as vim.lsp.buf's on_list is.
+function M.related(opts)
+  opts = opts or {}
+  local bufnr = api.nvim_get_current_buf()
+  local win = api.nvim_get_current_win()
+  local client, attached = need_client(bufnr)
+  if not client then
+    return nil
+  end
+  if not attached then
+    notify("this buffer is not a note of a kebab workspace: :KebabRelated needs a Markdown "
+      .. "note inside one", vim.log.levels.WARN)
+    return nil
+  end
+  local params = vim.tbl_extend("force", {}, M.config.related or {})
+  if opts.k ~= nil then
+    params.k = opts.k
+  end
+  if opts.same_note ~= nil then
+    params.same_note = opts.same_note and true or false
+  end
+  local k = params.k
+  if k ~= nil and (type(k) ~= "number" or k ~= math.floor(k) or k < 1 or k > 50) then
+    notify("k must be a whole number from 1 to 50, not " .. tostring(k), vim.log.levels.WARN)
+    return nil
+  end
+  local cursor = api.nvim_win_get_cursor(win)
+  local position = vim.lsp.util.make_position_params(win, compat.encoding(client)).position
+  params.uri = vim.uri_from_bufnr(bufnr)
+  params.position = position
+  local heading = related.section_at(bufnr, cursor[1])
+  local name = #heading > 0 and table.concat(heading, related.SEP)
+    or vim.fn.fnamemodify(api.nvim_buf_get_name(bufnr), ":t")
+  local title = "kebab related: " .. name
+  local root = client.config.root_dir or client.root_dir
+  local ok, id = compat.request(client, "kebab/related", params, function(err, result)
+    if err then
+      notify("related failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      emit("error", { error = err.message })
+      return
+    end
+    local hits = type(result) == "table" and result.hits or {}
+    local items = related.items(hits, root)
+    local list = {
+      title = title,
+      items = items,
+      context = { method = "kebab/related", bufnr = bufnr, params = params },
+    }
+    emit("related", { title = title, hits = hits, items = items, params = params })
+    if #items == 0 then
+      notify(("nothing related to %s in %s"):format(name,
+        params.same_note and "the notes" or "other notes"), vim.log.levels.INFO)
+      return
+    end
+    if opts.on_list then
+      list.hits = hits
+      opts.on_list(list)
+    elseif opts.loclist then
+      if api.nvim_win_is_valid(win) then
+        vim.fn.setloclist(win, {}, " ", list)
+        api.nvim_win_call(win, function()
+          vim.cmd("lopen")
+        end)
+      end
+    else
+      vim.fn.setqflist({}, " ", list)
+      vim.cmd("botright copen")
+    end
+  end, bufnr)
+  if not ok then
+    notify("the kebab server has stopped", vim.log.levels.ERROR)
+    return nil
+  end
+  return id
+end
+
 -- status and reindex -----------------------------------------------------------------------
 
 function M.status()
@@ -491,6 +580,18 @@ local function commands()
     end
     M.insert(range)
   end, { range = true, desc = "kebab: answer the question under the cursor into the note" })
+  api.nvim_create_user_command("KebabRelated", function(o)
+    local k
+    if o.args ~= "" then
+      k = tonumber(o.args)
+      if not k then
+        notify("usage: :KebabRelated[!] [k], k a number from 1 to 50", vim.log.levels.WARN)
+        return
+      end
+    end
+    M.related({ k = k, same_note = o.bang or nil })
+  end, { nargs = "?", bang = true,
+    desc = "kebab: passages in other notes related to this section (with !: this note's too)" })
   api.nvim_create_user_command("KebabNew", function()
     M.new_thread()
   end, { desc = "kebab: forget the last answers: the next follow-up starts afresh" })
