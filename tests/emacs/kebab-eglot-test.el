@@ -1,0 +1,223 @@
+;;; kebab-eglot-test.el --- drive the real eglot against the real `kebab serve' -*- lexical-binding: t -*-
+
+;; Run by tests/emacs/test_emacs_eglot.py as
+;;   emacs --batch -l kebab-eglot-test.el
+;; with KBTEST_KEBAB (the kebab executable), KBTEST_ROOT (a private workspace holding a
+;; kebab.toml), KBTEST_INDEX_DIR and KBTEST_OUT set.  It does what a person does in Emacs:
+;; visit a note, `eglot-ensure', pick "Answer with kebab" from `eglot-code-actions' on a
+;; question line, read the hover (eldoc) on the inserted [^kb-1], jump to its definition,
+;; search the notes with `xref-find-apropos' (workspace/symbol), and see a diagnostic once the
+;; cited passage changes.  Everything it saw goes to KBTEST_OUT as JSON; the Python test asserts.
+;; Every wait polls with a deadline (`kb--wait'); nothing sleeps blindly.
+
+(require 'cl-lib)
+(require 'json)
+(require 'subr-x)
+(require 'eglot)
+(require 'xref)
+(require 'flymake)
+
+(defvar kb--out (getenv "KBTEST_OUT"))
+(defvar kb--root (file-name-as-directory (getenv "KBTEST_ROOT")))
+(defvar kb--kebab (getenv "KBTEST_KEBAB"))
+(defvar kb--index-dir (getenv "KBTEST_INDEX_DIR"))
+(defvar kb--question "What time does the nightly backup job run?")
+(defvar kb--seen nil "Alist of what was seen, written as JSON at the end.")
+(defvar kb--step "start" "The step running now, reported if it fails.")
+
+(defun kb--see (key value)
+  (setq kb--seen (cons (cons key value) (assq-delete-all key kb--seen))))
+
+(defun kb--write ()
+  (with-temp-file kb--out
+    (let ((json-encoding-pretty-print t))
+      (insert (json-encode (reverse kb--seen))))))
+
+(defun kb--wait (what seconds predicate)
+  "Process events until PREDICATE is non-nil; fail after SECONDS naming WHAT."
+  (let ((deadline (+ (float-time) seconds)) value)
+    (while (not (setq value (funcall predicate)))
+      (when (> (float-time) deadline)
+        (error "Timed out after %ss waiting for %s" seconds what))
+      (accept-process-output nil 0.05))
+    value))
+
+(defun kb--line-text ()
+  (buffer-substring-no-properties (line-beginning-position) (line-end-position)))
+
+(defun kb--uri-path (uri)
+  (file-relative-name (eglot--uri-to-path uri) kb--root))
+
+;;; The configuration a user writes (README's Emacs section), with the venv's kebab.
+
+;; Emacs 28 has no markdown-mode of its own; use the ELPA one when it is there.
+(unless (fboundp 'markdown-mode)
+  (define-derived-mode markdown-mode text-mode "Markdown")
+  (add-to-list 'auto-mode-alist '("\\.md\\'" . markdown-mode)))
+
+;; Notes that are not a version-control checkout: the folder holding kebab.toml is the project.
+(defun kb-project-root (dir)
+  (when-let ((root (locate-dominating-file dir "kebab.toml")))
+    (cons 'transient root)))
+(add-hook 'project-find-functions #'kb-project-root)
+
+(add-to-list 'eglot-server-programs
+             `(markdown-mode . (,kb--kebab "serve"
+                                :initializationOptions (:index_dir ,kb--index-dir))))
+
+;;; The session.
+
+(defun kb--status (server)
+  (jsonrpc-request server :kebab/status eglot--{} :timeout 10))
+
+(defun kb--ready-p (status)
+  (and (equal (plist-get status :state) "ready")
+       (cl-every (lambda (f) (equal (plist-get f :pending_vectors) 0))
+                 (plist-get status :folders))))
+
+(defun kb--run ()
+  (setq kb--step "open the note")
+  (find-file (expand-file-name "inbox/questions.md" kb--root))
+  (switch-to-buffer (current-buffer))   ; eldoc answers only for a buffer shown in a window
+  (kb--see 'major_mode (symbol-name major-mode))
+  (kb--see 'project_root (cdr (project-current)))
+
+  (setq kb--step "eglot-ensure")
+  (eglot-ensure)
+  ;; `eglot-ensure' connects after the next command; batch mode has no command loop.
+  (run-hooks 'post-command-hook)
+  (kb--wait "eglot to manage the note" 30
+            (lambda () (and (eglot-current-server) eglot--managed-mode)))
+  (let ((server (eglot-current-server)))
+    (kb--see 'server_name (plist-get (eglot--server-info server) :name))
+    (kb--see 'capabilities
+             (cl-loop for cap in '(:hoverProvider :definitionProvider :codeActionProvider
+                                   :workspaceSymbolProvider :executeCommandProvider)
+                      collect (cons cap (if (eglot--server-capable cap) t :json-false))))
+
+    (setq kb--step "wait for the index")
+    (let ((start (float-time)) status)
+      (kb--wait "kebab/status to be ready with no pending vectors" 45
+                (lambda () (setq status (kb--status server))
+                  (or (kb--ready-p status) (progn (sleep-for 0.1) nil))))
+      (kb--see 'status_state (plist-get status :state))
+      (kb--see 'index_wait_s (- (float-time) start)))
+
+    (setq kb--step "code action on the question line")
+    (goto-char (point-min))
+    (search-forward kb--question)
+    (beginning-of-line)
+    (kb--see 'question_line (line-number-at-pos))
+    (let ((actions (eglot-code-actions (point) nil nil nil)))
+      (kb--see 'code_actions
+               (mapcar (lambda (a) `((title . ,(plist-get a :title))
+                                     (kind . ,(plist-get a :kind))
+                                     (command . ,(plist-get (plist-get a :command) :command))))
+                       actions)))
+    ;; As `M-x eglot-code-actions' does: list, let the person pick by title, execute.  The
+    ;; server answers, then asks eglot (workspace/applyEdit) to write the answer into the note.
+    (let ((picked nil) (confirm nil) (start (float-time)))
+      (cl-letf (((symbol-function 'completing-read)
+                 (lambda (_prompt collection &rest _)
+                   (setq picked (mapcar #'car collection))
+                   "Answer with kebab"))
+                ((symbol-function 'y-or-n-p)
+                 (lambda (prompt) (setq confirm prompt) t)))
+        (let ((last-nonmenu-event ?\r))  ; a key, not a mouse click: no popup menu
+          (eglot-code-actions (point) nil nil t)))
+      (kb--see 'offered_titles picked)
+      (kb--see 'confirm_prompt confirm)
+      (kb--see 'answer_s (- (float-time) start)))
+    (kb--see 'buffer_after_answer (buffer-substring-no-properties (point-min) (point-max)))
+
+    (setq kb--step "find [^kb-1] and its definition")
+    (goto-char (point-min))
+    (let (ref-pos)
+      (while (and (not ref-pos) (search-forward "[^kb-1]" nil t))
+        (unless (looking-at ":")
+          (setq ref-pos (match-beginning 0))))
+      (kb--see 'reference_line (and ref-pos (progn (goto-char ref-pos) (kb--line-text))))
+      (goto-char (point-min))
+      (kb--see 'definition_line
+               (and (re-search-forward "^\\[\\^kb-1\\]: \\[" nil t) (kb--line-text)))
+      (unless ref-pos (error "no [^kb-1] reference in the buffer"))
+
+      (setq kb--step "hover (eldoc) on [^kb-1]")
+      (goto-char (+ ref-pos 3))
+      ;; What eglot's idle timer does after an edit; batch Emacs is never idle.
+      (when eglot--recent-changes (eglot--signal-textDocument/didChange))
+      (kb--see 'hover_in_eldoc_functions
+               (if (memq #'eglot-hover-eldoc-function eldoc-documentation-functions) t :json-false))
+      (let (doc)
+        (eglot-hover-eldoc-function (lambda (info &rest _) (setq doc (or info ""))))
+        (kb--wait "eglot's hover for eldoc" 15 (lambda () doc))
+        (kb--see 'eldoc_hover doc))
+
+      (setq kb--step "go to definition on [^kb-1]")
+      (goto-char (+ ref-pos 3))
+      (let* ((id (xref-backend-identifier-at-point 'eglot))
+             (defs (xref-backend-definitions 'eglot id)))
+        (kb--see 'definitions
+                 (mapcar (lambda (x)
+                           (let ((loc (xref-item-location x)))
+                             `((file . ,(file-relative-name (xref-location-group loc) kb--root))
+                               (line . ,(xref-location-line loc)))))
+                         defs))))
+
+    (setq kb--step "workspace/symbol")
+    (let ((start (float-time))
+          (items (xref-backend-apropos 'eglot "nightly backup")))
+      (kb--see 'apropos_s (- (float-time) start))
+      (kb--see 'apropos
+               (mapcar (lambda (x)
+                         (let ((loc (xref-item-location x)))
+                           `((summary . ,(substring-no-properties (xref-item-summary x)))
+                             (file . ,(file-relative-name (xref-location-group loc) kb--root))
+                             (line . ,(xref-location-line loc)))))
+                       items)))
+    (kb--see 'symbols
+             (mapcar (lambda (s) `((name . ,(plist-get s :name))
+                                   (container . ,(plist-get s :containerName))
+                                   (file . ,(kb--uri-path
+                                             (plist-get (plist-get s :location) :uri)))
+                                   (line . ,(1+ (plist-get
+                                                 (plist-get (plist-get (plist-get s :location)
+                                                                       :range)
+                                                            :start)
+                                                 :line)))))
+                     (jsonrpc-request server :workspace/symbol '(:query "nightly backup"))))
+
+    (setq kb--step "diagnostic after the cited passage changes")
+    (let ((note (current-buffer)))
+      (with-current-buffer (find-file-noselect (expand-file-name "ops/backup.md" kb--root))
+        (kb--wait "eglot to manage ops/backup.md" 15 (lambda () eglot--managed-mode))
+        (goto-char (point-min))
+        (search-forward "02:30")
+        (replace-match "03:15")
+        (eglot--signal-textDocument/didChange))
+      (with-current-buffer note
+        (let (diags)
+          (kb--wait "a kebab diagnostic on the note in flymake" 20
+                    (lambda () (setq diags (flymake-diagnostics))))
+          (kb--see 'diagnostics
+                   (mapcar (lambda (d)
+                             `((line . ,(line-number-at-pos (flymake-diagnostic-beg d)))
+                               (type . ,(symbol-name (flymake-diagnostic-type d)))
+                               (text . ,(flymake-diagnostic-text d))))
+                           diags)))))
+
+    (setq kb--step "shutdown")
+    (eglot-shutdown server)
+    (kb--see 'shutdown t)))
+
+(let ((code 0))
+  (condition-case err
+      (kb--run)
+    (error (kb--see 'error (format "%s: %s" kb--step (error-message-string err)))
+           (setq code 1)))
+  (kb--see 'emacs_version emacs-version)
+  (kb--see 'eglot_file (locate-library "eglot"))
+  (kb--write)
+  (kill-emacs code))
+
+;;; kebab-eglot-test.el ends here

@@ -1,0 +1,174 @@
+"""Emacs with eglot, the real thing: `emacs --batch` loads Debian's eglot (elpa-eglot 1.9 on
+Emacs 28.2) and runs tests/emacs/kebab-eglot-test.el against the real `kebab serve` on a
+private copy of fixtures/workspace, its index in tmp. The script does what a person does in
+Emacs (eglot-ensure, the "Answer with kebab" code action, hover, definition, xref-find-apropos,
+a diagnostic) and writes what it saw as JSON; the tests below read that.
+
+Skipped where there is no `emacs` with eglot (`.ci/run` installs emacs-nox and elpa-eglot from
+Debian when it can). KBTEST_EMACS names another emacs binary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = Path(__file__).with_name("kebab-eglot-test.el")
+FIXTURE = REPO / "fixtures" / "workspace"
+KEBAB = Path(sys.executable).with_name("kebab")
+TIMEOUT_S = 90
+
+
+def _emacs_without_eglot() -> tuple[str | None, str]:
+    """The emacs binary, and why it cannot run the test ("" when it can)."""
+    emacs = os.environ.get("KBTEST_EMACS") or shutil.which("emacs")
+    if emacs is None:
+        return None, (
+            "no emacs on PATH: install Emacs with eglot (Debian: apt-get install emacs-nox "
+            "elpa-eglot; .ci/run does this when it runs as root) or set KBTEST_EMACS"
+        )
+    try:
+        probe = subprocess.run(
+            [emacs, "--batch", "--eval", "(progn (require 'eglot) (princ emacs-version))"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return emacs, f"{emacs} does not run: {e}"
+    if probe.returncode != 0:
+        return emacs, (
+            f"{emacs} has no eglot (Debian: apt-get install elpa-eglot): "
+            f"{probe.stderr.strip().splitlines()[-1:]}"
+        )
+    return emacs, ""
+
+
+EMACS, WHY_NOT = _emacs_without_eglot()
+pytestmark = pytest.mark.skipif(bool(WHY_NOT), reason=WHY_NOT or "emacs with eglot is there")
+
+
+@pytest.fixture(scope="module")
+def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One Emacs session through every step; what it saw."""
+    tmp = tmp_path_factory.mktemp("emacs")
+    root = tmp / "workspace"
+    shutil.copytree(FIXTURE, root)
+    (root / "kebab.toml").write_text("# the workspace root marker\n", encoding="utf-8")
+    out = tmp / "out.json"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("KEBAB_") or k == "KEBAB_MODEL_CACHE"
+    }
+    env.update(
+        HOME=str(tmp / "home"),
+        XDG_CONFIG_HOME=str(tmp / "xdg" / "config"),
+        XDG_CACHE_HOME=str(tmp / "xdg" / "cache"),
+        KBTEST_KEBAB=str(KEBAB),
+        KBTEST_ROOT=str(root),
+        KBTEST_INDEX_DIR=str(tmp / "index"),
+        KBTEST_OUT=str(out),
+    )
+    (tmp / "home").mkdir()
+    assert EMACS is not None
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [EMACS, "--batch", "-l", str(SCRIPT)],
+        cwd=root,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        output, _ = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        pytest.fail(f"emacs ran past {TIMEOUT_S}s; it printed:\n{output[-4000:]}")
+    assert out.exists(), f"emacs wrote nothing (exit {proc.returncode}):\n{output[-4000:]}"
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    result["_output"] = output[-4000:]
+    result["_exit"] = proc.returncode
+    result["_seconds"] = time.monotonic() - started
+    print(f"emacs session: {result['_seconds']:.1f}s, emacs {result.get('emacs_version')}")
+    return result
+
+
+def _show(seen: dict[str, Any]) -> str:
+    return json.dumps(seen, indent=1, ensure_ascii=False)[-6000:]
+
+
+def test_session_ran_every_step(seen: dict[str, Any]) -> None:
+    assert "error" not in seen and seen["_exit"] == 0, _show(seen)
+    assert seen["shutdown"] is True
+    assert seen["major_mode"] == "markdown-mode"
+    assert seen["status_state"] == "ready"
+    capabilities = seen["capabilities"]
+    assert all(v is True for v in capabilities.values()), capabilities
+
+
+def test_code_action_answers_into_the_note(seen: dict[str, Any]) -> None:
+    assert "Answer with kebab" in seen.get("offered_titles", []), _show(seen)
+    answer = [a for a in seen["code_actions"] if a["title"] == "Answer with kebab"]
+    assert answer == [
+        {"title": "Answer with kebab", "kind": "refactor.rewrite", "command": "kebab.insertAnswer"}
+    ], seen["code_actions"]
+    text = seen["buffer_after_answer"]
+    assert "02:30" in text, text
+    assert seen["reference_line"] and "[^kb-1]" in seen["reference_line"], _show(seen)
+    assert seen["definition_line"] and seen["definition_line"].startswith("[^kb-1]: ["), text
+    assert "ops/backup.md" in seen["definition_line"], seen["definition_line"]
+    # The answer goes under the question, the definitions at the end of the note.
+    lines = text.split("\n")
+    question = lines.index("What time does the nightly backup job run?")
+    assert lines.index(seen["reference_line"]) > question
+    assert lines.index(seen["definition_line"]) > lines.index(seen["reference_line"])
+
+
+def test_hover_on_the_reference_shows_the_cited_passage(seen: dict[str, Any]) -> None:
+    assert seen.get("hover_in_eldoc_functions") is True, _show(seen)
+    hover = seen.get("eldoc_hover") or ""
+    assert "02:30" in hover or "Schedule" in hover, hover
+
+
+def test_definition_opens_the_cited_lines(seen: dict[str, Any]) -> None:
+    definitions = seen.get("definitions")
+    assert definitions and definitions[0]["file"] == "ops/backup.md", _show(seen)
+
+
+def test_workspace_symbol_finds_the_passage_by_meaning(seen: dict[str, Any]) -> None:
+    symbols = seen.get("symbols") or []
+    schedule = [
+        s
+        for s in symbols
+        if s["name"] == "Home server backups › Schedule" and s["container"] == "ops/backup.md"
+    ]
+    assert schedule, symbols
+    # xref-find-apropos lists the same passages, each at its note's first line.
+    places = [(a["file"], a["line"]) for a in seen["apropos"]]
+    assert ("ops/backup.md", schedule[0]["line"]) in places, seen["apropos"]
+    assert len(places) == len(symbols), seen["apropos"]
+
+
+def test_changed_source_shows_a_diagnostic_in_flymake(seen: dict[str, Any]) -> None:
+    diagnostics = seen.get("diagnostics") or []
+    assert diagnostics, _show(seen)
+    lines = seen["buffer_after_answer"].split("\n")
+    definition = lines.index(seen["definition_line"]) + 1
+    assert any(d["line"] == definition and "source changed" in d["text"] for d in diagnostics), (
+        diagnostics
+    )
