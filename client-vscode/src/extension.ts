@@ -13,6 +13,7 @@ import {
   State,
 } from "vscode-languageclient/node";
 import { AnswerPanel } from "./panel";
+import { relatedPassages, searchNotes } from "./passages";
 import { Answer, INSERT_ANSWER, Rpc, Status, StatusRequest } from "./core/protocol";
 import { expandPath, findServer } from "./core/serverCommand";
 import { serverOptions, ServerOptions } from "./core/settings";
@@ -61,6 +62,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.commands.registerCommand("kebab.answerLine", () => answerLine(log)),
+    vscode.commands.registerCommand("kebab.relatedPassages", () => relatedPassages(rpc)),
+    vscode.commands.registerCommand("kebab.searchNotes", (query?: string) => {
+      const editor = vscode.window.activeTextEditor;
+      const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection).trim() : "";
+      searchNotes(rpc, typeof query === "string" ? query : selected.split("\n")[0]);
+    }),
     vscode.commands.registerCommand("kebab.reindexNotes", async () => {
       const c = await running(log);
       await c.sendRequest(ExecuteCommandRequest.type, { command: "kebab.reindex", arguments: [] });

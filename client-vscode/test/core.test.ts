@@ -6,7 +6,8 @@ import { answerMeta, citationHref, citationNumbers, panelMarkdown, parseCitation
 import { excerpt } from "../src/core/excerpt";
 import { HeldMessages, Message } from "../src/core/heldMessages";
 import { followUpConversation, page, renderMarkdown, turnView } from "../src/core/panelView";
-import type { Answer, Citation, Status } from "../src/core/protocol";
+import type { Answer, Citation, Hit, Status } from "../src/core/protocol";
+import { noIcons, noRelated, passageItem, sectionAt } from "../src/core/related";
 import { expandPath, findServer } from "../src/core/serverCommand";
 import { serverOptions } from "../src/core/settings";
 import { statusBar, statusText } from "../src/core/statusView";
@@ -261,5 +262,56 @@ describe("server messages", () => {
     assert.equal(shown.at(-1), "kebab: reindexing");
     await assert.rejects(held.while(async () => { held.received(info("kept")); throw new Error("boom"); }, () => true));
     assert.equal(shown.at(-1), "kept"); // a failed request shows what it held
+  });
+});
+
+describe("related passages", () => {
+  const hit = (over: Partial<Hit> = {}): Hit => ({
+    path: "ops/postgres.md", uri: "file:///notes/ops/postgres.md", heading_path: ["Postgres on nas01", "Dumps"],
+    range: { start: { line: 25, character: 0 }, end: { line: 34, character: 0 } }, score: 0.61,
+    text: "## Dumps\n\nA cron job runs `pg_dumpall` every day at **02:00**.\n\n```bash\n0 2 * * * pg_dumpall\n```\n",
+    chunk_id: "c", content_hash: "h", start_line: 26, end_line: 34, ...over,
+  });
+
+  it("labels a passage by its heading path, describes it by note and lines, and reads its text as text", () => {
+    const item = passageItem(hit());
+    assert.equal(item.label, "Postgres on nas01 › Dumps");
+    assert.equal(item.description, "ops/postgres.md · L26\u2060–\u2060L34");
+    assert.equal(item.detail, "A cron job runs pg_dumpall every day at 02:00. 0 2 * * * pg_dumpall"); // code kept, fences not
+    assert.deepEqual([item.uri, item.start, item.end], ["file:///notes/ops/postgres.md", 25, 33]); // 0-based, inclusive
+    assert.equal(passageItem(hit({ start_line: 3, end_line: 3 })).description, "ops/postgres.md · L3");
+  });
+
+  it("names a passage without headings by its note's title, else its file name; `$(x)` stays text", () => {
+    assert.equal(passageItem(hit({ heading_path: [], title: "Postgres" })).label, "Postgres");
+    assert.equal(passageItem(hit({ heading_path: [" "], title: undefined })).label, "postgres.md");
+    assert.equal(passageItem(hit({ heading_path: ["Costs $(sync) of $(x~spin)"] })).label, "Costs \\$(sync) of \\$(x~spin)");
+    assert.equal(noIcons("price $(5 dollars) and \\$(kept)"), "price $(5 dollars) and \\$(kept)");
+  });
+
+  it("finds the cursor's section: ATX headings above it, not in front matter or code", () => {
+    const note = [
+      "---", "title: x", "# not a heading", "---", // 0-3
+      "# Top", "", "## A", "text", // 4-7
+      "```sh", "# a comment, not a heading", "```", "after the fence", // 8-11
+      "### A.1 ###", "deep", "## B", "b text", // 12-15
+      "~~~", "## in tildes", "```", "still code", "~~~", "out", // 16-21
+    ].join("\n");
+    assert.deepEqual(sectionAt(note, 1), []);
+    assert.deepEqual(sectionAt(note, 5), ["Top"]);
+    assert.deepEqual(sectionAt(note, 6), ["Top", "A"]);
+    assert.deepEqual(sectionAt(note, 11), ["Top", "A"]);
+    assert.deepEqual(sectionAt(note, 13), ["Top", "A", "A.1"]);
+    assert.deepEqual(sectionAt(note, 15), ["Top", "B"]);
+    assert.deepEqual(sectionAt(note, 21), ["Top", "B"]);
+    assert.deepEqual(sectionAt(note, 999), ["Top", "B"]);
+    assert.deepEqual(sectionAt("no headings\r\nat all", 1), []);
+  });
+
+  it("says in words when nothing is related, and where else it can look", () => {
+    const none = noRelated(["Home server backups", "Schedule"], false);
+    assert.equal(none.label, "No related passages in other notes");
+    assert.match(none.detail, /No other note is close in meaning to “Schedule”\..*this note's other sections/);
+    assert.match(noRelated([], true).detail, /^Nothing else in the notes is close in meaning to this part of the note\.$/);
   });
 });

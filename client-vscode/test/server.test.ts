@@ -27,11 +27,14 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
   TextEdit,
+  SymbolInformation,
   WorkDoneProgressCreateRequest,
+  WorkspaceSymbolRequest,
 } from "vscode-languageserver-protocol/node";
 import { citationNumbers, panelMarkdown } from "../src/core/answer";
 import { followUpConversation } from "../src/core/panelView";
-import { ask, AskRequest, insertAnswer, SearchRequest, Status, StatusRequest, StreamEvent } from "../src/core/protocol";
+import { ask, AskRequest, insertAnswer, RelatedRequest, SearchRequest, Status, StatusRequest, StreamEvent } from "../src/core/protocol";
+import { noRelated, passageItem, related, sectionAt } from "../src/core/related";
 import { findServer } from "../src/core/serverCommand";
 import { serverOptions } from "../src/core/settings";
 import { ScriptedModel } from "./scriptedModel";
@@ -132,6 +135,63 @@ describe("kebab serve", () => {
     assert.equal(hits[0].path, "ops/backup.md");
     assert.match(hits[0].uri, /^file:\/\/.*ops\/backup\.md$/);
     assert.ok(hits[0].range.start.line >= 0);
+  });
+
+  it("finds the passages in other notes related to the section under the cursor, shaped for the picker", async () => {
+    const file = path.join(root, "ops", "backup.md");
+    const uri = pathToFileURL(file).href;
+    const text = fs.readFileSync(file, "utf8");
+    const line = text.split("\n").findIndex((l) => l.startsWith("The backup job runs")); // in "## Schedule"
+    assert.deepEqual(sectionAt(text, line), ["Home server backups", "Schedule"]);
+
+    const items = await related(rpc, uri, { line, character: 3 });
+    assert.ok(items.length > 0 && items.length <= 10, JSON.stringify(items));
+    assert.equal(items[0].label, "Postgres on nas01 › Dumps", JSON.stringify(items.map((i) => i.label)));
+    assert.equal(items[0].path, "ops/postgres.md");
+    assert.deepEqual(items.filter((i) => i.path === "ops/backup.md"), []); // never its own note
+    // where it opens: the passage's lines in the note
+    const postgres = fs.readFileSync(path.join(root, "ops", "postgres.md"), "utf8").split("\n");
+    assert.equal(postgres[items[0].start], "## Dumps");
+    assert.match(items[0].uri, /^file:\/\/.*\/ops\/postgres\.md$/);
+    assert.ok(items[0].end > items[0].start && items[0].end < postgres.length);
+    assert.equal(items[0].description, `ops/postgres.md · L${items[0].start + 1}\u2060–\u2060L${items[0].end + 1}`);
+    // the excerpt reads as text: no heading it starts with, no fences, no code marks
+    assert.match(items[0].detail, /^A cron job runs pg_dumpall every day at 02:00/);
+    assert.doesNotMatch(items.map((i) => i.detail).join("\n"), /```|^#+ |`/m);
+    for (let i = 1; i < items.length; i++) {
+      assert.ok(items[i - 1].score >= items[i].score, "best first");
+    }
+
+    // same_note: the note's other sections may come too, never the section itself
+    const mine = await related(rpc, uri, { line, character: 0 }, { k: 50, sameNote: true });
+    assert.ok(mine.some((i) => i.path === "ops/backup.md"), JSON.stringify(mine.map((i) => i.label)));
+    assert.ok(!mine.some((i) => i.path === "ops/backup.md" && i.start <= line && line <= i.end), "the section itself");
+    assert.equal(noRelated(["Home server backups", "Schedule"], false).label, "No related passages in other notes");
+
+    // a uri that is no note: InvalidParams, not a crash
+    await assert.rejects(rpc.sendRequest(RelatedRequest, { uri: pathToFileURL(root).href, position: { line: 0, character: 0 } }),
+      (e: unknown) => e instanceof ResponseError && e.code === ErrorCodes.InvalidParams);
+  });
+
+  it("answers workspace/symbol by meaning: heading path, note, the passage's lines; nothing for an empty query", async () => {
+    const symbols = await rpc.sendRequest(WorkspaceSymbolRequest.type, { query: "nightly backup" }) as SymbolInformation[];
+    assert.ok(symbols.length > 0);
+    const schedule = symbols.find((s) => s.name === "Home server backups › Schedule");
+    assert.ok(schedule, JSON.stringify(symbols.map((s) => s.name)));
+    assert.equal(schedule.containerName, "ops/backup.md");
+    assert.match(schedule.location.uri, /ops\/backup\.md$/);
+    const lines = fs.readFileSync(path.join(root, "ops", "backup.md"), "utf8").split("\n");
+    assert.equal(lines[schedule.location.range.start.line], "## Schedule");
+    assert.deepEqual(await rpc.sendRequest(WorkspaceSymbolRequest.type, { query: "" }), []);
+    // VS Code's Ctrl+T sends the first word of "backup schedule", and keeps what fuzzy-matches all of it
+    const first = await rpc.sendRequest(WorkspaceSymbolRequest.type, { query: "backup" }) as SymbolInformation[];
+    assert.ok(first.some((s) => s.name === "Home server backups › Schedule"), JSON.stringify(first.map((s) => s.name)));
+    // VS Code's Ctrl+T keeps only names that fuzzy-match the words typed; Kebab: Search notes
+    // shows kebab/search's passages for the same words, as they came
+    const { hits } = await rpc.sendRequest(SearchRequest, { query: "nightly backup", k: 20 });
+    const items = hits.map(passageItem);
+    assert.ok(items.some((i) => i.label === "Home server backups › Schedule" && i.description.startsWith("ops/backup.md · L")),
+      JSON.stringify(items.map((i) => i.label)));
   });
 
   it("streams an answer: begin, reports in order, end; the reports concatenate to the answer", async () => {

@@ -5,7 +5,9 @@
  * status bar item while indexing; the panel numbered as the note's footnotes), insert it, hover
  * its footnote, take the screenshot, open a citation, answer a question on its line that the notes
  * cannot answer (the refusal in the panel, in words, with clean nearest passages, no toast), show
- * status (no third editor column). Then with a scripted model server: an answer streams into the
+ * status (no third editor column); Kebab: Related passages from the editor's context menu (the
+ * first is Postgres on nas01 › Dumps, none from the section's own note; choosing it opens the
+ * passage), Go to Symbol in Workspace (Ctrl+T) and Kebab: Search notes. Then with a scripted model server: an answer streams into the
  * panel in a new thread, and the follow-up box continues it. Run by test/ui-e2e.sh, which checks
  * the prerequisites and installs code-server; the paths come from the environment.
  */
@@ -127,6 +129,92 @@ async function main(): Promise<void> {
       return (await ready.count()) > 0;
     }, 120_000, "the index was never built", 50);
     step(`status bar said ${JSON.stringify([...seenItems])}`);
+
+    step("Kebab: Related passages from the editor's context menu, the cursor in ops/backup.md's Schedule section");
+    const postgresLines = fs.readFileSync(path.join(workspace, "ops", "postgres.md"), "utf8").split("\n");
+    const dumpsLine = postgresLines.indexOf("## Dumps") + 1; // 1-based, as the status bar says
+    await page.keyboard.press("Control+P");
+    await page.keyboard.type("backup.md");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "backup.md" }).first().waitFor();
+    await page.keyboard.press("Enter");
+    const scheduleText = page.locator(".monaco-editor .view-line", { hasText: "The backup job runs" });
+    await scheduleText.click();
+    await scheduleText.click({ button: "right" });
+    const menuItem = page.locator(".monaco-menu .action-item", { hasText: "Related passages" });
+    await menuItem.waitFor({ timeout: 10_000 });
+    await menuItem.click();
+    const quickInput = page.locator(".quick-input-widget");
+    const rows = quickInput.locator(".quick-input-list .monaco-list-row");
+    await quickInput.locator(".quick-input-title", { hasText: "Related to Home server backups › Schedule" }).waitFor({ timeout: 10_000 });
+    await rows.filter({ hasText: /· L\d/ }).first().waitFor({ timeout: 30_000 }); // the passages came
+    // each row: its label, and all it shows (label, note and lines, excerpt); in the list's order
+    const relatedRows = await rows.evaluateAll((els) => els
+      .map((e) => ({
+        index: Number(e.getAttribute("data-index")),
+        label: (e.querySelector(".label-name")?.textContent ?? "").trim(),
+        text: ((e as HTMLElement).innerText ?? "").replace(/\s+/g, " ").trim(),
+      }))
+      .sort((a, b) => a.index - b.index));
+    step(`related: ${JSON.stringify(relatedRows.map((r) => r.text.slice(0, 70)))}`);
+    const top = relatedRows[0];
+    if (top?.label !== "Postgres on nas01 › Dumps" || !top.text.includes("ops/postgres.md · L")) {
+      throw new Error(`the first related passage is not Postgres on nas01 › Dumps in ops/postgres.md: ${JSON.stringify(relatedRows)}`);
+    }
+    if (relatedRows.some((r) => r.text.includes("ops/backup.md ·"))) {
+      throw new Error(`a related passage from the section's own note: ${JSON.stringify(relatedRows)}`);
+    }
+    if (!top.text.includes("A cron job runs pg_dumpall every day at 02:00") || /`|## /.test(top.text)) {
+      throw new Error(`the first related passage's excerpt is not clean text: ${top.text}`);
+    }
+    await page.screenshot({ path: path.join(path.dirname(SCREENSHOT), "related.png") });
+    await page.keyboard.press("Enter");
+    await page.locator(".tab.active", { hasText: "postgres.md" }).waitFor({ timeout: 15_000 });
+    await page.locator(".statusbar-item", { hasText: `Ln ${dumpsLine}, Col 1` }).waitFor({ timeout: 10_000 });
+    await page.locator(".monaco-editor .view-line", { hasText: "A cron job runs" }).waitFor();
+    step(`chose it: ops/postgres.md opened at line ${dumpsLine} (## Dumps)`);
+
+    step("Go to Symbol in Workspace (Ctrl+T): the server's passages, as VS Code filters them");
+    await page.locator(".part.editor .monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+T");
+    const byKey = await quickInput.locator("input").waitFor({ timeout: 3000 }).then(() => true, () => false);
+    if (!byKey) { // the browser kept Ctrl+T: the same picker from the command palette
+      step("Ctrl+T did not reach code-server: Go to Symbol in Workspace… from the command palette");
+      await runCommand(page, "Go to Symbol in Workspace");
+      await waitFor(async () => (await quickInput.locator("input").inputValue()) === "#", 5000, "Go to Symbol in Workspace did not open");
+    } else if (!(await quickInput.locator("input").inputValue()).startsWith("#")) {
+      throw new Error(`Ctrl+T opened something else: ${await quickInput.locator("input").inputValue()}`);
+    }
+    const rowTexts = async () => (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+    // a heading's words: VS Code keeps the server's passages whose names match what is typed
+    await quickInput.locator("input").fill("#backup schedule");
+    const schedule = rows.filter({ hasText: "Home server backups › Schedule" }).first();
+    await schedule.waitFor({ timeout: 15_000 });
+    const byHeading = await rowTexts();
+    step(`Ctrl+T "backup schedule" lists ${JSON.stringify(byHeading.slice(0, 4))}`);
+    // words of its meaning only: VS Code sends the server the first word and drops every passage
+    // whose name does not fuzzy-match the words typed (recorded, not asserted: it is VS Code's filter)
+    await quickInput.locator("input").fill("#nightly backup");
+    await waitFor(async () => JSON.stringify(await rowTexts()) !== JSON.stringify(byHeading), 10_000, "unchanged").catch(() => undefined);
+    const byMeaning = await rowTexts();
+    step(`Ctrl+T "nightly backup" lists ${JSON.stringify(byMeaning.slice(0, 4))}`);
+    await page.screenshot({ path: path.join(path.dirname(SCREENSHOT), "symbols.png") });
+    await quickInput.locator("input").fill("#backup schedule");
+    await schedule.waitFor({ timeout: 10_000 });
+    await schedule.click();
+    await page.locator(".tab.active", { hasText: "backup.md" }).waitFor({ timeout: 15_000 });
+    const scheduleLine = fs.readFileSync(path.join(workspace, "ops", "backup.md"), "utf8").split("\n").indexOf("## Schedule") + 1;
+    await page.locator(".statusbar-item", { hasText: `Ln ${scheduleLine}, Col 1` }).waitFor({ timeout: 10_000 });
+
+    step("Kebab: Search notes: by meaning, as typed, in the server's order");
+    await runCommand(page, "Kebab: Search notes");
+    await quickInput.locator(".quick-input-title", { hasText: "Kebab: Search notes" }).waitFor({ timeout: 10_000 });
+    await quickInput.locator("input").fill("nightly backup");
+    await rows.filter({ hasText: "Home server backups › Schedule" }).first().waitFor({ timeout: 15_000 });
+    const searched = (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+    step(`Kebab: Search notes "nightly backup" lists ${JSON.stringify(searched.slice(0, 3))}`);
+    await page.screenshot({ path: path.join(path.dirname(SCREENSHOT), "search.png") });
+    await page.keyboard.press("Escape");
+    await quickInput.waitFor({ state: "hidden" });
 
     step("opening inbox/questions.md and putting the cursor after the question");
     await page.keyboard.press("Control+P");

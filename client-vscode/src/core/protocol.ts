@@ -139,6 +139,14 @@ export interface Hit {
   vector_score?: number | null;
 }
 
+/** `kebab/related`: the section under `position` in the note `uri`. */
+export interface RelatedParams {
+  uri: string;
+  position: Position;
+  k?: number; // 1-50, the server's default 5
+  same_note?: boolean; // also the note's other sections (never the section itself)
+}
+
 export interface FolderStatus {
   uri: string;
   root: string;
@@ -166,6 +174,7 @@ export interface Status {
 // Typed requests: a plain string method would send the params as an array.
 export const AskRequest = new RequestType<AskParams, Answer, void>("kebab/ask");
 export const SearchRequest = new RequestType<SearchParams, { hits: Hit[] }, void>("kebab/search");
+export const RelatedRequest = new RequestType<RelatedParams, { hits: Hit[] }, void>("kebab/related");
 export const StatusRequest = new RequestType<Record<string, never>, Status, void>("kebab/status");
 
 /** The server command that writes an answer into a note, footnotes and all (workspace/executeCommand). */
