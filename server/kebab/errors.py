@@ -19,10 +19,6 @@ class IndexError_(KebabError):
     """The on-disk index cannot be opened or written."""
 
 
-class EmbeddingMismatch(IndexError_):
-    """The index was built with another embedding model or dimension."""
-
-
 class EmbedderError(KebabError):
     """An embedding backend failed (down, slow, wrong answer)."""
 

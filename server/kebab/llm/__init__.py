@@ -7,7 +7,7 @@ that arrived before them, so the caller can keep the partial answer.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
@@ -62,9 +62,18 @@ async def complete(model: LanguageModel, request: GenerateRequest) -> str:
     return "".join([piece async for piece in model.stream(request)])
 
 
+@runtime_checkable
+class Quoter(Protocol):
+    """A model that answers by quoting the evidence instead of following a prompt (the
+    extractive answerer): it can pick a passage's key sentences for a topic, and nothing
+    instruction-following (HyDE, relevance scores, note writing) can be asked of it."""
+
+    def key_sentences(self, topic: str, ev: Evidence, n: int = 2) -> list[str]: ...
+
+
 def is_generative(model: LanguageModel) -> bool:
-    """Whether `model` follows instructions (a chat server), unlike the extractive answerer."""
-    return model.backend != "extractive"
+    """Whether `model` follows instructions (a chat server), unlike a `Quoter`."""
+    return not isinstance(model, Quoter)
 
 
 def make_llm(cfg: LLMConfig, embedder: Any = None, stored: Any = None) -> LanguageModel:

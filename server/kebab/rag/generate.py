@@ -25,8 +25,15 @@ from kebab.config import Config
 from kebab.errors import LLMError, WorkspaceError
 from kebab.index import Index
 from kebab.index.files import resolve_inside
-from kebab.llm import Evidence, GenerateRequest, LanguageModel, Message, complete
-from kebab.llm.extractive import Extractive
+from kebab.llm import (
+    Evidence,
+    GenerateRequest,
+    LanguageModel,
+    Message,
+    Quoter,
+    complete,
+    is_generative,
+)
 from kebab.model import AskRequest, GeneratedNote, Hit, ModelInfo, RefusalReason, Retrieval, Usage
 from kebab.rag import citations, footnotes, pipeline, prompt
 from kebab.rag.pipeline import Prepared
@@ -84,7 +91,7 @@ def plan(index: Index, cfg: Config, llm: LanguageModel, topic: str, rel: str) ->
         p.refusal = "no_chunks"
     if p.refusal is None:
         p.evidence = prompt.pack(p.hits, pipeline.evidence_budget(cfg, llm))
-    extractive = isinstance(llm, Extractive)
+    extractive = isinstance(llm, Quoter)
     if extractive:
         p.evidence = p.evidence[:EXTRACTIVE_PASSAGES]
     p.template = EXTRACTIVE_TEMPLATE if extractive else TEMPLATE
@@ -120,7 +127,7 @@ async def generate(
             "note on it; nothing written",
         )
     try:
-        if isinstance(llm, Extractive):
+        if isinstance(llm, Quoter):
             text = await asyncio.to_thread(digest, llm, topic, p.evidence, p.hits)  # embeds
         else:
             text = await complete(
@@ -159,7 +166,7 @@ async def generate(
     return result
 
 
-def digest(llm: Extractive, topic: str, evidence: list[Evidence], hits: list[Hit]) -> str:
+def digest(llm: Quoter, topic: str, evidence: list[Evidence], hits: list[Hit]) -> str:
     """The extractive note: a heading per source note, then each of its passages' key sentences
     quoted verbatim (in the note's order) under the passage's own heading."""
     titles = {h.path: h.title for h in hits}
@@ -230,7 +237,7 @@ def _result(
         ),
         usage=Usage(
             prompt_tokens=prompt.prompt_tokens(p.messages)
-            if p.evidence and not isinstance(llm, Extractive)
+            if p.evidence and is_generative(llm)
             else 0,
             completion_tokens=tokens.count(text),
             latency_ms=round((time.perf_counter() - started) * 1000, 2),

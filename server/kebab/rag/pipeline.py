@@ -240,7 +240,7 @@ async def ask(
     except asyncio.CancelledError:
         if not p.messages:
             p = assemble(cfg, llm, p)
-        raise _Cancelled(
+        raise Cancelled(
             finish(index, cfg, llm, p, "", "cancelled", "cancelled by the user", None)
         ) from None
     return await _generate(index, cfg, llm, p, on_text)
@@ -305,20 +305,17 @@ async def _generate(
             answer = finish(
                 index, cfg, llm, p, text, "cancelled", "cancelled by the user", first_ms
             )
-            raise _Cancelled(answer) from None
+            raise Cancelled(answer) from None
     # Hashing and the answers-row insert wait on the store lock: off the event loop.
     return await asyncio.to_thread(finish, index, cfg, llm, p, text, refusal, error, first_ms)
 
 
-class _Cancelled(asyncio.CancelledError):
+class Cancelled(asyncio.CancelledError):
     """Cancellation that still carries the persisted partial answer."""
 
     def __init__(self, answer: Answer) -> None:
         super().__init__("cancelled")
         self.answer = answer
-
-
-Cancelled = _Cancelled
 
 
 def finish(
