@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -150,3 +152,28 @@ async def make_ws(
     yield make
     for ws in opened:
         await ws.aclose()
+
+
+def run_editor(command: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> str:
+    """Run a headless editor (nvim, emacs) to the end and return what it printed; one that runs
+    past `timeout_s` is killed with its whole process group and the test fails saying so."""
+    proc = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
+    try:
+        output, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        pytest.fail(
+            f"{Path(command[0]).name} ran past {timeout_s} s; it printed:\n{output[-4000:]}"
+        )
+    return f"(exit {proc.returncode})\n{output}"

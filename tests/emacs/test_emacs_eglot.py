@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -21,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from conftest import run_editor
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("kebab-eglot-test.el")
@@ -83,26 +84,10 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (tmp / "home").mkdir()
     assert EMACS is not None
     started = time.monotonic()
-    proc = subprocess.Popen(
-        [EMACS, "--batch", "-l", str(SCRIPT)],
-        cwd=root,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        output, _ = proc.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        output, _ = proc.communicate()
-        pytest.fail(f"emacs ran past {TIMEOUT_S}s; it printed:\n{output[-4000:]}")
-    assert out.exists(), f"emacs wrote nothing (exit {proc.returncode}):\n{output[-4000:]}"
+    output = run_editor([EMACS, "--batch", "-l", str(SCRIPT)], root, env, TIMEOUT_S)
+    assert out.exists(), f"emacs wrote nothing {output[-4000:]}"
     result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    result["_output"] = output[-4000:]
-    result["_exit"] = proc.returncode
+    result["_output"] = output[:9] + output[-4000:]
     result["_seconds"] = time.monotonic() - started
     print(f"emacs session: {result['_seconds']:.1f}s, emacs {result.get('emacs_version')}")
     return result
@@ -113,7 +98,7 @@ def _show(seen: dict[str, Any]) -> str:
 
 
 def test_session_ran_every_step(seen: dict[str, Any]) -> None:
-    assert "error" not in seen and seen["_exit"] == 0, _show(seen)
+    assert "error" not in seen and seen["_output"].startswith("(exit 0)"), _show(seen)
     assert seen["shutdown"] is True
     assert seen["major_mode"] == "markdown-mode"
     assert seen["status_state"] == "ready"

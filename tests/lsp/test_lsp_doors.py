@@ -32,6 +32,22 @@ async def vscode(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Keba
         yield client
 
 
+async def answer_action(
+    client: KebabClient, uri: str, start: types.Position, end: types.Position
+) -> types.Command:
+    """The "Answer with kebab" command the editor offers for a cursor or a selection."""
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start, end),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    action = next(a for a in actions or [] if isinstance(a, types.CodeAction) and a.command)
+    assert action.command is not None
+    return action.command
+
+
 def seen(answer: dict[str, Any]) -> tuple[object, ...]:
     """What a person reads: the text, whether it was answered, and the passages it cites."""
     cites = [(c["marker"], c["path"], c["start_line"], c["end_line"]) for c in answer["citations"]]
@@ -47,16 +63,8 @@ async def test_the_same_question_gets_the_same_answer_through_every_door(
     lines = inbox.read_text(encoding="utf-8").split("\n")
     uri = vscode.open(inbox)
     pos = types.Position(line=lines.index(QUESTION), character=3)
-    actions = await vscode.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(pos, pos),
-            context=types.CodeActionContext(diagnostics=[]),
-        )
-    )
-    action = next(a for a in actions or [] if isinstance(a, types.CodeAction) and a.command)
-    assert action.command is not None
-    inserted = await vscode.command(action.command.command, *(action.command.arguments or []))
+    command_ = await answer_action(vscode, uri, pos, pos)
+    inserted = await vscode.command(command_.command, *(command_.arguments or []))
     vscode.close(uri)
     cli_index = str(tmp_path / "cli-index")
     cli = subprocess.run(
@@ -100,22 +108,14 @@ async def test_a_selected_multi_line_question_is_not_its_own_evidence(
     path.write_text("# Scratch\n\nWhat time does the nightly\nbackup job run?\n", "utf-8")
     uri = vscode.open(path)
     start, end = types.Position(line=2, character=0), types.Position(line=3, character=15)
-    actions = await vscode.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(start, end),
-            context=types.CodeActionContext(diagnostics=[]),
-        )
-    )
-    action = next(a for a in actions or [] if isinstance(a, types.CodeAction) and a.command)
-    assert action.command is not None
-    assert (action.command.arguments or [])[2] == QUESTION
+    command_ = await answer_action(vscode, uri, start, end)
+    assert (command_.arguments or [])[2] == QUESTION
     found = await vscode.request("kebab/search", {"query": QUESTION})
     assert "inbox/multi.md" in [h["path"] for h in found["hits"]][:3]  # it is a close match
     asked = await vscode.request("kebab/ask", {"question": QUESTION, "uri": uri, "explain": True})
     hits = [h["path"] for h in asked["explain"]["hits"]]
     assert "ops/backup.md" in hits and "inbox/multi.md" not in hits  # but not its own evidence
-    result = await vscode.command(action.command.command, *(action.command.arguments or []))
+    result = await vscode.command(command_.command, *(command_.arguments or []))
     vscode.close(uri)
     path.unlink()
     answer = result["answer"]

@@ -14,8 +14,6 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from conftest import run_editor
 from llm_server import ModelServer, Reply, answer_rows, llm_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,23 +104,9 @@ def run_scenario(
         "-c",
         f"luafile {_escape(SCENARIOS)}",
     ]
-    proc = subprocess.Popen(
-        command,
-        cwd=root,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        output, _ = proc.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        output, _ = proc.communicate()
-        pytest.fail(f"nvim ran past {TIMEOUT_S} s in scenario {name}:\n{output.decode()}")
+    output = run_editor(command, root, env, TIMEOUT_S)
     if not out.is_file():
-        pytest.fail(f"scenario {name} wrote no result (exit {proc.returncode}):\n{output.decode()}")
+        pytest.fail(f"scenario {name} wrote no result {output}")
     result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     result["index_dir"] = str(tmp / "index")
     result["root"] = str(root)
