@@ -265,6 +265,14 @@ def one_size(args: argparse.Namespace) -> dict[str, Any]:
         out["queries"] = {"n": len(queries), "reps": args.reps}
         out["vector_search"] = "exact" if n_vectors(ws) < EXACT_BELOW else "hnsw"
         out["search"] = {m: stats_ms(v) for m, v in times.items()}
+        # kebab/related at notes spread over the workspace: from stored vectors, no embedding
+        related = []
+        for n in range(0, gen["notes"], max(1, gen["notes"] // 100)):
+            path = f"d{n // 500:03d}/note-{n:06d}.md"  # as write_notes names them
+            t = time.perf_counter()
+            ws.related(path, 3, 10)
+            related.append(time.perf_counter() - t)
+        out["related"] = stats_ms(related[5:])
         rss["after_queries"] = mem()
         ws.close()
         out["disk_mib"] = disk_mib(index_dir)

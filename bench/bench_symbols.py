@@ -1,6 +1,7 @@
-"""`workspace/symbol` latency as a person types into the editor's symbol picker: every prefix of
-each query is one request (word by word), over stdio against `kebab serve` on an indexed corpus.
-Prints one JSON object (no assertions). Goal (issue 15): p95 < 30 ms on tldr.
+"""`workspace/symbol` latency as a person types into the editor's symbol picker (every prefix of
+each query is one request, word by word), and `kebab/related` latency at passages spread over the
+corpus, over stdio against `kebab serve` on an indexed corpus. Prints one JSON object (no
+assertions). Goal (issue 15): workspace/symbol p95 < 30 ms on tldr.
 
     .venv/bin/python bench/bench_symbols.py [--corpus tldr]
 """
@@ -57,12 +58,22 @@ async def main() -> None:
                     t = time.perf_counter()
                     await client.workspace_symbol_async(types.WorkspaceSymbolParams(query=prefix))
                     samples.append(time.perf_counter() - t)
+            related: list[float] = []
+            notes = sorted(p for p in root.rglob("*.md") if p.is_file())
+            for note in notes[:: max(1, len(notes) // 60)][:60]:
+                t = time.perf_counter()
+                await client.request(
+                    "kebab/related",
+                    {"uri": note.as_uri(), "position": {"line": 2, "character": 0}, "k": 10},
+                )
+                related.append(time.perf_counter() - t)
             emit(
                 {
                     "machine": machine(),
                     "corpus": args.corpus,
                     "chunks": status["chunks"],
                     "workspace_symbol_ms": stats_ms(samples[len(QUERIES) :]),  # first few warm
+                    "related_ms": stats_ms(related[3:]),
                 }
             )
         finally:
