@@ -182,7 +182,7 @@ def n_vectors(ws: Workspace) -> int:
 
 def disk_mib(d: Path) -> dict[str, float]:
     parts = {"sqlite": d.glob("kebab.sqlite*"), "tantivy": (d / "lexical").rglob("*"),
-             "usearch": d.glob("vectors.usearch")}  # fmt: skip
+             "usearch": d.glob("vectors*.usearch")}  # fmt: skip
     out = {k: sum(f.stat().st_size for f in fs if f.is_file()) / 2**20 for k, fs in parts.items()}
     return {k: round(v, 1) for k, v in {**out, "total": sum(out.values())}.items()}
 

@@ -29,6 +29,7 @@ from kebab.errors import EmbedderError, IndexError_
 from kebab.index.files import NoteFile, read_note, scan
 from kebab.index.lexical import Lexical, query_terms
 from kebab.index.store import Store
+from kebab.index.vectors import FILE as VECTORS_FILE
 from kebab.index.vectors import Vectors
 from kebab.model import (
     CHUNKER_VERSION,
@@ -169,10 +170,10 @@ class Index:
         on_disk = {n.path for n in notes}
         counts = {"added": 0, "updated": 0, "unchanged": 0, "deleted": 0}
         warnings: list[Skipped] = []
-        todo: list[tuple[NoteFile, str]] = []
-        read_warnings: dict[str, str] = {}
-        touch: list[NoteFile] = []
-        for i, note in enumerate(notes):
+        # Notes whose size and mtime say nothing changed are not read; the rest are read a
+        # batch at a time while writing, so a sync never holds every changed note at once.
+        candidates: list[NoteFile] = []
+        for note in notes:
             doc = known.get(note.path)
             if (
                 note.path not in overrides
@@ -182,7 +183,50 @@ class Index:
             ):
                 counts["unchanged"] += 1
                 warnings += [Skipped(note.path, w) for w in doc.warnings]
-                continue
+            else:
+                candidates.append(note)
+        deleted = [p for p in known if p not in on_disk]
+        # Nothing changed: no lock, no transaction, no fsync (a search's freshness check).
+        if (
+            not candidates
+            and not deleted
+            and sorted((s.path, s.reason) for s in skipped) == self.store.skipped()
+        ):
+            return self._summary(started, skipped, warnings, counts)
+        with self.writing():
+            stopped = False
+            for start in range(0, len(candidates), _BATCH_FILES):
+                if should_stop and should_stop():
+                    stopped = True  # finish nothing half-way; the next sync picks this up
+                    break
+                batch = candidates[start : start + _BATCH_FILES]
+                warnings += self._sync_batch(batch, known, overrides, skipped, deleted, counts)
+                if progress:
+                    progress("indexing", start + len(batch), len(candidates))
+            if deleted and not stopped:
+                self._write_batch([], deleted)
+                counts["deleted"] = len(deleted)
+            with self._failing_writes(), self.store.transaction() as db:
+                self.store.replace_skipped(db, sorted((s.path, s.reason) for s in skipped))
+        return self._summary(started, skipped, warnings, counts)
+
+    def _sync_batch(
+        self,
+        batch: list[NoteFile],
+        known: dict[str, Document],
+        overrides: dict[str, str],
+        skipped: list[Skipped],
+        deleted: list[str],
+        counts: dict[str, int],
+    ) -> list[Skipped]:
+        """Read one batch of possibly changed notes and write what did change; a note that
+        cannot be read joins `skipped` (and `deleted`, when the index had it)."""
+        todo: list[tuple[NoteFile, str]] = []
+        touch: list[NoteFile] = []
+        read_warnings: dict[str, str] = {}
+        warnings: list[Skipped] = []
+        for note in batch:
+            doc = known.get(note.path)
             text, problem = (
                 (overrides[note.path], None)
                 if note.path in overrides
@@ -190,7 +234,8 @@ class Index:
             )
             if text is None:
                 skipped.append(Skipped(note.path, problem or "unreadable"))
-                on_disk.discard(note.path)
+                if doc is not None:
+                    deleted.append(note.path)
                 continue
             if problem:
                 read_warnings[note.path] = problem
@@ -201,30 +246,21 @@ class Index:
                 continue
             counts["updated" if doc else "added"] += 1
             todo.append((note, text))
-            if progress and i % 50 == 0:
-                progress("reading", i, len(notes))
-        deleted = [p for p in known if p not in on_disk]
-        counts["deleted"] = len(deleted)
-        skipped_rows = sorted((s.path, s.reason) for s in skipped)
-        # Nothing changed: no lock, no transaction, no fsync (a search's freshness check).
-        if todo or deleted or touch or skipped_rows != self.store.skipped():
-            with self.writing():
-                if touch:
-                    with self._failing_writes(), self.store.transaction() as db:
-                        for note in touch:
-                            self.store.touch_document(db, note.path, note.size, note.mtime_ns)
-                starts = list(range(0, len(todo), _BATCH_FILES)) or ([0] if deleted else [])
-                for start in starts:
-                    if should_stop and should_stop():
-                        deleted = []  # finish nothing half-way; the next sync picks this up
-                        break
-                    batch = todo[start : start + _BATCH_FILES]
-                    last = start + _BATCH_FILES >= len(todo)
-                    warnings += self._write_batch(batch, deleted if last else [], read_warnings)
-                    if progress:
-                        progress("indexing", min(start + _BATCH_FILES, len(todo)), len(todo))
-                with self._failing_writes(), self.store.transaction() as db:
-                    self.store.replace_skipped(db, skipped_rows)
+        if touch:
+            with self._failing_writes(), self.store.transaction() as db:
+                for note in touch:
+                    self.store.touch_document(db, note.path, note.size, note.mtime_ns)
+        if todo:
+            warnings += self._write_batch(todo, [], read_warnings)
+        return warnings
+
+    def _summary(
+        self,
+        started: float,
+        skipped: list[Skipped],
+        warnings: list[Skipped],
+        counts: dict[str, int],
+    ) -> IndexSummary:
         n_docs, n_chunks = self.store.counts()
         return IndexSummary(
             root=str(self.root),
@@ -445,7 +481,18 @@ class Index:
         return list(words) or sorted(missing)
 
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        return self.vectors.search(query, limit) if self.vectors is not None else []
+        """(chunk key, exact cosine) best first: candidates from the quantised vector index,
+        scored again from the float32 vectors in SQLite (a few more candidates than asked, so
+        quantisation cannot push a passage out at the margin)."""
+        if self.vectors is None:
+            return []
+        found = self.vectors.search(query, limit + 10)
+        exact = self.chunk_vectors([key for key, _ in found])
+        q = query.astype(np.float32)
+        scored = [
+            (key, float(exact[key] @ q)) if key in exact else (key, cos) for key, cos in found
+        ]
+        return sorted(scored, key=lambda kv: -kv[1])[:limit]
 
     def embed_query(self, text: str) -> np.ndarray | None:
         """The query's vector; the last few are kept, so the answerer reuses search's."""
@@ -542,7 +589,9 @@ class Index:
                 log.warning("vector search off: %s", e)
                 return
         model = f"{self.embedder.backend}:{self.embedder.id}:{self.embedder.dim}"
-        path = self.dir / "vectors.usearch"
+        path = self.dir / VECTORS_FILE
+        if not self.read_only:  # the f16 file of before i8 with exact rescoring
+            (self.dir / "vectors.usearch").unlink(missing_ok=True)
         if self.store.get_meta("embedding", model) != model:
             if self.read_only:
                 self.embed_error = (
