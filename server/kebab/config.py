@@ -8,6 +8,7 @@ settings; API keys are read from the environment variable a setting *names*, onl
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import tomllib
@@ -105,15 +106,11 @@ def load(
     env: Mapping[str, str] | None = None,
 ) -> Config:
     """Build the Config for a workspace root from every source, raising ConfigError on bad values."""
-    merged: dict[str, Any] = {}
     user_file = Path(platformdirs.user_config_dir("kebab")) / "kebab.toml"
-    for path in (user_file, root / "kebab.toml" if root else None):
-        if path is not None and path.is_file():
-            _merge(merged, _read_toml(path))
-    _merge(merged, env_overrides(os.environ if env is None else env))
-    if overrides:
-        _merge(merged, dict(overrides))
-    return from_mapping(merged)
+    files = [p for p in (user_file, root / "kebab.toml" if root else None) if p and p.is_file()]
+    layers = [_read_toml(p) for p in files]
+    layers.append(env_overrides(os.environ if env is None else env))
+    return from_mapping(merged(*layers, dict(overrides or {})))
 
 
 def from_mapping(data: Mapping[str, Any]) -> Config:
@@ -182,11 +179,16 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {e}") from None
 
 
-def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
-    for key, value in new.items():
-        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
-            _merge(into[key], value)
-        elif isinstance(value, Mapping):
-            into[key] = dict(value)
-        else:
-            into[key] = value
+def merged(*layers: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings layers merged, later ones winning key by key inside sections; the layers are
+    left as they were (the one merge for files, environment, flags and LSP clients)."""
+    out: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in layer.items():
+            if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+                out[key] = merged(out[key], value)
+            elif isinstance(value, Mapping):
+                out[key] = merged(value)
+            else:
+                out[key] = copy.deepcopy(value)
+    return out

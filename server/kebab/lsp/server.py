@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path
 
+from kebab import config
 from kebab.errors import KebabError
 from kebab.lsp import settings
 from kebab.lsp.diagnostics import Diagnostics
@@ -182,7 +183,7 @@ async def open_folder(ls: KebabServer, folder: Folder) -> None:
     from kebab.lsp.indexing import Indexer
 
     options, problems = settings.clean(
-        settings.merged(ls.init_options, ls.folder_options.get(folder.uri, {}))
+        config.merged(ls.init_options, ls.folder_options.get(folder.uri, {}))
     )
     cfg, more = settings.folder_config(folder.root, options)
     settings.show(ls, problems + more)

@@ -66,18 +66,6 @@ def folder_config(root: Path, options: Mapping[str, Any]) -> tuple[Config, list[
         return config.from_mapping(options), [f"{e}; {root / 'kebab.toml'} and KEBAB_* ignored"]
 
 
-def merged(*layers: Mapping[str, Any]) -> dict[str, Any]:
-    """Later layers win, key by key inside sections."""
-    out: dict[str, Any] = {}
-    for layer in layers:
-        for key, value in layer.items():
-            if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-                out[key] = merged(out[key], value)
-            else:
-                out[key] = copy.deepcopy(value)
-    return out
-
-
 async def pull(ls: LanguageServer, scope_uris: list[str]) -> dict[str, dict[str, Any]]:
     """`workspace/configuration` for section `kebab`, per folder; {} when the client has none."""
     if not scope_uris or not get_capability(
