@@ -245,8 +245,9 @@ async def test_the_answer_is_not_inserted_when_its_question_is_gone(
 ) -> None:
     uri = neovim.open(neovim.root / "inbox" / "gone.md", f"# Gone\n\n{QUESTION}\n")
     llm.script([f"w{i} " for i in range(10)] + ["[#1]."], 0.05)
+    before = set(neovim.progress_log)
     pending = asyncio.ensure_future(neovim.command("kebab.insertAnswer", uri, 2))
-    await asyncio.sleep(0.3)
+    await first_report(neovim, new_since=before)  # the answer is on its way
     neovim.replace(uri, "# Gone\n\nThe question was deleted.\n")
     result = await pending
     assert not result["applied"] and result["answer"]["grounded"]
@@ -274,7 +275,7 @@ async def test_cancelling_the_command_leaves_the_note_alone(
             break
         await asyncio.sleep(0.02)
     assert neovim.progress_log[token][-1] == {"kind": "end", "message": "cancelled"}
-    await asyncio.sleep(0.3)
+    await neovim.request("kebab/status", {})  # a round trip: an edit sent before it has arrived
     assert neovim.text(uri) == text
 
 

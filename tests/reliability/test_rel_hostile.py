@@ -249,8 +249,14 @@ async def test_no_request_reads_or_writes_outside_the_workspace(
             answer = await client.request("kebab/ask", {"question": "What is the launch code?"})
             hits = await client.request("kebab/search", {"query": f"{OUTSIDE_MARK} launch codes"})
             replies += [json.dumps(answer), json.dumps(hits)]
-            await asyncio.sleep(0.6)  # diagnostics for the open notes are published by now
-            diagnostics = [d.message for ds in client.diagnostics.values() for d in ds]
+            # wait for the open notes' diagnostics to be published (each publish is an event)
+            deadline = asyncio.get_running_loop().time() + 20
+            while True:
+                diagnostics = [d.message for ds in client.diagnostics.values() for d in ds]
+                if sum("outside the workspace" in d for d in diagnostics) >= len(escapes):
+                    break
+                assert asyncio.get_running_loop().time() < deadline, diagnostics
+                await client.request("kebab/status", {})
         events = watch.events()
     finally:
         watch.close()
