@@ -144,10 +144,17 @@ async def test_a_live_edit_is_what_the_next_answer_cites(vscode: KebabClient) ->
 
 
 async def test_every_answer_is_a_row_in_the_answers_table(vscode: KebabClient) -> None:
-    index_dir = vscode.index_dir
-    with sqlite3.connect(index_dir / "kebab.sqlite") as db:
-        questions = [r[0] for r in db.execute("SELECT question FROM answers")]
-    assert questions.count(BACKUP_Q) >= 3
+    def rows() -> list[tuple[int, str]]:
+        with sqlite3.connect(vscode.index_dir / "kebab.sqlite") as db:
+            return list(db.execute("SELECT id, question FROM answers WHERE question = ?", (q,)))
+
+    q = "Which folders does the nightly backup include?"
+    before = rows()
+    ids = [(await vscode.request("kebab/ask", {"question": q}))["answer_id"] for _ in range(2)]
+    ids.append((await vscode.command("kebab.ask", q))["answer_id"])
+    after = rows()
+    assert len(after) == len(before) + 3  # on its own too: it needs no earlier test's rows
+    assert sorted(ids) == sorted(i for i, _ in after if (i, q) not in before)
 
 
 async def test_a_question_asked_from_a_note_is_not_its_own_evidence(vscode: KebabClient) -> None:
