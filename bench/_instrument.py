@@ -13,8 +13,8 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 from unittest import mock
 
-import kebab.index as kindex
 from kebab import markdown
+from kebab.index import backlog, syncing
 from kebab.workspace import Workspace
 
 
@@ -29,8 +29,8 @@ def since(start: tuple[float, float]) -> dict[str, float]:
 
 # What PhaseTimes wraps, as owner:attribute,...: the steps of sync and embed_pending.
 _TIMED = (
-    "kindex:scan,read_note,embedding_text markdown:parse index:_write_batch,_vectors_for_hashes,"
-    "_save_vectors store:documents,put_embeddings,pending_embeddings,count_pending,vectors_for "
+    "syncing:scan,read_note,write_batch backlog:embedding_text markdown:parse index:save_vectors "
+    "store:documents,put_embeddings,pending_embeddings,count_pending,vectors_for,vectors_for_hashes "
     "lexical:write vectors:add,remove embedder:embed"
 )
 
@@ -57,7 +57,8 @@ class PhaseTimes:
     def patched(self, ws: Workspace) -> Iterator[None]:
         ix = ws.index
         owners = {
-            "kindex": kindex,
+            "syncing": syncing,
+            "backlog": backlog,
             "markdown": markdown,
             "index": ix,
             "store": ix.store,
@@ -77,9 +78,9 @@ class PhaseTimes:
     def breakdown(self) -> dict[str, float]:
         """Sync seconds: scan, read, parse, Tantivy, and SQLite (the rest of the batch write)."""
         s = self.seconds
-        sqlite = s["index._write_batch"] - s["markdown.parse"] - s["lexical.write"]
+        sqlite = s["syncing.write_batch"] - s["markdown.parse"] - s["lexical.write"]
         sqlite -= s["vectors.add"] + s["vectors.remove"] + s["store.vectors_for"]
-        parts = {"scan": s["kindex.scan"], "read": s["kindex.read_note"],
+        parts = {"scan": s["syncing.scan"], "read": s["syncing.read_note"],
                  "parse": s["markdown.parse"], "tantivy": s["lexical.write"],
                  "sqlite": sqlite + s["store.documents"]}  # fmt: skip
         return {f"{k}_s": round(v, 3) for k, v in parts.items()}

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 from rel_helpers import kebab_cli, serve, without_root_override
 
-import kebab.index as index_mod
+import kebab.index.syncing as index_mod
 from kebab.index.files import NoteFile, read_note
 from kebab.model import IndexSummary
 from kebab.workspace import Workspace

@@ -251,6 +251,18 @@ class Store:
                 ],
             )
 
+    def vectors_for_hashes(self, model: str, hashes: list[str]) -> tuple[list[int], np.ndarray]:
+        """(chunk keys, vectors) of the chunks whose content is one of `hashes`."""
+        with self.lock:
+            marks = ",".join("?" * len(hashes))
+            keys = [
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT key FROM chunks WHERE content_hash IN ({marks})", hashes
+                )
+            ]
+        return self.vectors_for(model, keys)
+
     def vector_keys(self, model: str) -> set[int]:
         """Keys of the chunks whose content has a vector of `model` (no vector is read)."""
         with self.lock:

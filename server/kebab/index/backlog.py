@@ -1,0 +1,110 @@
+"""The embedding backlog: passage vectors for passages that have none, then one vector per
+quotable unit, in batches that give way when a writer waits."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kebab import markdown, units
+from kebab.errors import EmbedderError
+from kebab.index.disk import failing_writes
+from kebab.model import Chunk
+
+if TYPE_CHECKING:
+    from kebab.index import Index, Progress
+
+log = logging.getLogger(__name__)
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What the embedding model sees: where the passage sits (title, headings), then its text."""
+    where = " › ".join(dict.fromkeys([chunk.title, *chunk.heading_path]))
+    return f"{where}\n{markdown.plain_text(chunk.text)}"
+
+
+def embed_pending(
+    ix: Index,
+    batch_size: int = 64,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> int:
+    """Compute missing passage vectors, then unit vectors, in batches; returns how many
+    passage texts were embedded."""
+    if ix.embedder is None or ix.vectors is None or ix.read_only:
+        return 0
+    total = ix.store.count_pending(ix.embedder.id)
+    done = 0
+    last_save = time.monotonic()
+    after = -1
+    while not (should_stop and should_stop()):
+        rows = ix.store.pending_embeddings(ix.embedder.id, batch_size, after)
+        if not rows:
+            break
+        after = rows[-1][0]
+        pending = list({h: (h, c) for _, h, c in rows}.values())  # each text once
+        try:
+            vecs = ix.embedder.embed([embedding_text(c) for _, c in pending])
+        except EmbedderError as e:
+            ix.embed_error = str(e)
+            log.warning("embedding stopped: %s", e)
+            break
+        hashes = [h for h, _ in pending]
+        with failing_writes(ix.dir):
+            ix.store.put_embeddings(ix.embedder.id, hashes, vecs)
+        keys, stored = ix.store.vectors_for_hashes(ix.embedder.id, hashes)
+        ix.vectors.add(keys, stored)
+        done += len(pending)
+        if progress:
+            progress("embedding", done, total)
+        if time.monotonic() - last_save > 10:
+            ix.save_vectors()
+            last_save = time.monotonic()
+    ix.save_vectors()
+    embed_units(ix, batch_size, progress, should_stop)
+    return done
+
+
+def embed_units(
+    ix: Index,
+    batch_size: int,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> None:
+    """Give every passage that has a vector one vector per quotable unit (capped at
+    units.MAX_UNITS): the evidence that some sentence inside it answers a question, which
+    the passage's single vector blurs. Runs after passages, so search never waits on it."""
+    assert ix.embedder is not None
+    model = ix.units_model()
+    total = ix.store.count_pending(model, "unit_vectors")
+    done, after = 0, -1
+    per_batch = max(batch_size // 4, 8)  # passages per batch; each brings several units
+    while not (should_stop and should_stop()):
+        rows = ix.store.pending_units(ix.embedder.id, model, per_batch, after)
+        if not rows:
+            break
+        after = rows[-1][0]
+        todo = {c.content_hash: c for _, c in rows}
+        texts: list[str] = []
+        spans: list[tuple[str, int, int]] = []
+        for h, c in todo.items():
+            found = units.units(c.text)[: units.MAX_UNITS]
+            n = len(found) if len(found) > 1 else 0
+            spans.append((h, len(texts), n))
+            where = list(dict.fromkeys([c.title, *c.heading_path]))
+            texts += [units.embedding_text(where, u) for u in found[:n]]
+        try:
+            vecs = ix.embedder.embed(texts) if texts else np.zeros((0, ix.embedder.dim))
+        except EmbedderError as e:
+            ix.embed_error = str(e)
+            log.warning("embedding stopped: %s", e)
+            break
+        with failing_writes(ix.dir):
+            ix.store.put_unit_vectors(model, [(h, vecs[i : i + n]) for h, i, n in spans])
+        done += len(todo)
+        if progress:
+            progress("units", done, total)
