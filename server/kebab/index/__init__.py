@@ -43,6 +43,7 @@ from kebab.model import (
 from kebab.text import cjk_weights, latin_terms
 
 __all__ = ["Index", "Progress", "embedding_text", "versions"]
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+#-]*")  # a question's word, as a person wrote it
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -204,18 +205,30 @@ class Index:
         latin, cjk = query_terms(question)
         return self.lexical.search(latin, cjk, limit, cjk_weights(question))
 
-    def unknown_words(self, question: str) -> list[str]:
+    def unknown_words(self, question: str, besides: frozenset[str] = frozenset()) -> list[str]:
         """The question's Latin-script content words (3+ letters) that no note contains. Korean
         words are not judged: a Korean word missing from the Korean notes is no evidence that
-        the English notes lack the thing (`백업` asked of notes that say "backup")."""
+        the English notes lack the thing (`백업` asked of notes that say "backup"). Words found
+        only in the passages whose chunk ids are in `besides` (those holding the question
+        itself) count as unknown too."""
         latin, _ = query_terms(question)
         missing = set(self.lexical.unknown_terms([t for t in latin if len(t) >= 3], []))
-        words = dict.fromkeys(
-            w
-            for w in re.findall(r"[A-Za-z][A-Za-z0-9_.+#-]*", question)
-            if set(latin_terms(w)) & missing
-        )
-        return list(words) or sorted(missing)
+        asked = _WORD.findall(question)
+        words = dict.fromkeys(w for w in asked if set(latin_terms(w)) & missing)
+        unknown = list(words) or sorted(missing)
+        if besides:
+            unknown += [
+                w
+                for w in dict.fromkeys(asked)
+                if len(w) >= 3 and w not in unknown and self._only_in(w, besides)
+            ]
+        return unknown
+
+    def _only_in(self, word: str, chunk_ids: frozenset[str]) -> bool:
+        """Whether every passage the word is found in is one of `chunk_ids`."""
+        keys = {key for key, _ in self.lexical_search(word, len(chunk_ids) + 1)}
+        chunks = self.store.chunks_by_key(keys)
+        return bool(keys) and all(chunks[k].id in chunk_ids for k in keys if k in chunks)
 
     def vector_search(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
         """(chunk key, exact cosine) best first: candidates from the quantised vector index,

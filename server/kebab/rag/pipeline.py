@@ -142,8 +142,8 @@ def retrieve(
             Fusion(lexical_weight=cfg.search.lexical_weight),
             vector_query=vector_query,
         )
-        held = [h for h in found if _holds_question(req, h.path, h.heading_path, h.text)]
-        hits = [h for h in found if h.chunk_id not in {x.chunk_id for x in held}][: k + 4]
+        held = {h.chunk_id for h in found if _holds_question(req, h.path, h.heading_path, h.text)}
+        hits = [h for h in found if h.chunk_id not in held][: k + 4]
         if len(hits) == k + 4 or len(found) < depth + 16 or depth > 256:
             break
         depth *= 4
@@ -156,7 +156,7 @@ def retrieve(
         (term_coverage(query, " ".join([*h.heading_path, h.text])) for h in hits[:5]), default=0.0
     )
     refusal: RefusalReason | None = None
-    unknown = _unknown_words(index, req, held)
+    unknown = index.unknown_words(req.question, frozenset(held))
     min_cos, unknown_cos = gate_cosines(cfg, index.embedder.id if index.embedder else None)
     if not hits:
         refusal = "score_gate" if held else "no_chunks"
@@ -494,24 +494,6 @@ def _holds_question(req: AskRequest, path: str, heading_path: list[str], text: s
     asked = _words(req.question)
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
     return bool(asked) and asked in _words(body)
-
-
-def _unknown_words(index: Index, req: AskRequest, held: list[Hit]) -> list[str]:
-    """The question's words no note contains, not counting the passages that hold the
-    question itself (the question's own words are no evidence that the notes know them)."""
-    unknown = index.unknown_words(req.question)
-    if not held:
-        return unknown
-    own = {h.chunk_id for h in held}
-    for word in re.findall(r"[A-Za-z][A-Za-z0-9_.+#-]{2,}", req.question):
-        if word in unknown:
-            continue
-        found = index.lexical_search(word, len(own) + 1)
-        keys = {key for key, _ in found}
-        chunks = index.store.chunks_by_key(keys)
-        if keys and all(chunks[k].id in own for k in keys if k in chunks):
-            unknown.append(word)
-    return unknown
 
 
 def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float:
