@@ -94,7 +94,7 @@ async def test_search_answers_at_once_and_says_when_the_index_is_still_building(
     status = await ready(agent)
     assert status["files"] == 17 and status["pending_vectors"] == 0
     found = await call(agent, "search_notes", query="restic backup schedule", k=3)
-    assert found["index_state"] == "ready" and "index_note" not in found
+    assert found["index_state"] == "ready" and found["index_building"] is None
     top = found["hits"][0]
     assert top["path"] == "ops/backup.md" and top["start_line"] >= 1 and top["text"]
     assert set(top) == {"path", "heading_path", "start_line", "end_line", "score", "text"}

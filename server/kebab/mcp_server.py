@@ -161,14 +161,12 @@ def _passage(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _building(ws: Workspace, background: Background) -> dict[str, Any]:
-    pending = ws.pending_vectors()
-    state = "indexing" if background.running or pending else "ready"
-    out: dict[str, Any] = {"index_state": state}
-    if pending:
-        out["index_note"] = (
-            f"the index is still being built: {pending:,} passages are found by their words "
-            "only until their vectors are computed"
-        )
+    """`index_state`, and `index_building` (as in answer.v1) while the index is incomplete."""
+    building = ws.building(background.running, None, None)
+    out: dict[str, Any] = {
+        "index_state": "indexing" if building else "ready",
+        "index_building": to_builtins(building) if building else None,
+    }
     if background.error:
         out["index_error"] = background.error
     return out

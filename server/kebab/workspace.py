@@ -21,9 +21,18 @@ from kebab.errors import InvalidParams, WorkspaceError
 from kebab.index import Index, Progress
 from kebab.index.files import resolve_inside
 from kebab.llm import LanguageModel, make_llm
-from kebab.model import Answer, GeneratedNote, Hit, IndexSummary, SearchMode, checked
+from kebab.model import (
+    Answer,
+    GeneratedNote,
+    Hit,
+    IndexBuilding,
+    IndexSummary,
+    SearchMode,
+    checked,
+)
 from kebab.rag import store as answers
 from kebab.search import Filters, Fusion, related, search
+from kebab.text import is_korean
 
 if TYPE_CHECKING:  # answering is imported when first asked: `status` and `search` skip it
     from kebab.model import AskRequest
@@ -103,6 +112,41 @@ class Workspace:
     def pending_vectors(self) -> int:
         """Passages not embedded yet: until they are, they are found by their words only."""
         return self.index.pending_vectors()
+
+    def building(
+        self, reading: bool, done: int | None, total: int | None, question: str = ""
+    ) -> IndexBuilding | None:
+        """What an answer or search made now lacks because the index is still being built
+        (files still being read, passages without vectors), said in the question's language;
+        None when the index is complete. The LSP and MCP front ends both say it this way."""
+        pending = self.pending_vectors()
+        if not reading and not pending:
+            return None
+        if is_korean(question):
+            parts = (
+                [f"파일 {done:,}/{total:,}개 읽음" if total else "파일을 읽는 중"]
+                if reading
+                else []
+            )
+            if pending:
+                parts.append(f"구절 {pending:,}개는 아직 단어로만 찾음")
+            message = (
+                f"색인을 아직 만드는 중입니다({', '.join(parts)}). "
+                "끝난 뒤 다시 물어보면 더 완전한 답을 얻습니다."
+            )
+        else:
+            parts = (
+                [f"{done:,} of {total:,} files read" if total else "reading files"]
+                if reading
+                else []
+            )
+            if pending:
+                parts.append(f"{pending:,} passages not embedded yet, found by their words only")
+            message = (
+                f"The index is still being built ({'; '.join(parts)}): "
+                "ask again when it is done for a complete answer."
+            )
+        return IndexBuilding(done, total, pending, message)
 
     def refresh(self, progress: Progress | None = None) -> IndexSummary:
         """sync() then embed(): the index fully current, as `kebab index` leaves it."""

@@ -21,9 +21,8 @@ from kebab.lsp import params as params_mod
 from kebab.lsp import progress
 from kebab.lsp.folders import Folder
 from kebab.lsp.server import KebabServer
-from kebab.model import Answer, AskRequest, Hit, IndexBuilding, SearchMode, Turn, to_builtins
+from kebab.model import Answer, AskRequest, Hit, SearchMode, Turn, to_builtins
 from kebab.rag.pipeline import Cancelled, citation_range
-from kebab.text import is_korean
 
 ASK, SEARCH, STATUS, RELATED = "kebab/ask", "kebab/search", "kebab/status", "kebab/related"
 ASK_COMMAND, REINDEX_COMMAND = "kebab.ask", "kebab.reindex"
@@ -89,8 +88,14 @@ async def answer(
                     raise
                 task.uncancel()
                 result = c.answer
-            result.index_building = building(
-                folder, await asyncio.to_thread(ws.pending_vectors), result.question
+            # Files still being read (not the vector phases, which pending_vectors counts).
+            reading = folder.state in ("opening", "indexing") and folder.phase not in (
+                "embedding",
+                "units",
+            )
+            done, total = (folder.done, folder.total) if reading and folder.total else (None, None)
+            result.index_building = await asyncio.to_thread(
+                ws.building, reading, done, total, result.question
             )
         if stream is not None:
             stream.finish(outcome(result))
@@ -279,35 +284,6 @@ def request_of(p: params_mod.AskParams, path: str | None) -> AskRequest:
         seed=p.seed,
         explain=p.explain,
     )
-
-
-def building(folder: Folder, pending: int, question: str) -> IndexBuilding | None:
-    """What an answer made now lacks because the index is still being built, or None."""
-    reading = folder.state in ("opening", "indexing") and folder.phase not in (
-        "embedding",
-        "units",
-    )
-    if not reading and not pending:
-        return None
-    done, total = (folder.done, folder.total) if reading and folder.total else (None, None)
-    if is_korean(question):
-        parts = (
-            [f"파일 {done:,}/{total:,}개 읽음" if total else "파일을 읽는 중"] if reading else []
-        )
-        if pending:
-            parts.append(f"구절 {pending:,}개는 아직 단어로만 찾음")
-        message = f"색인을 아직 만드는 중입니다({', '.join(parts)}). 끝난 뒤 다시 물어보면 더 완전한 답을 얻습니다."
-    else:
-        parts = (
-            [f"{done:,} of {total:,} files read" if total else "reading files"] if reading else []
-        )
-        if pending:
-            parts.append(f"{pending:,} passages not embedded yet, found by their words only")
-        message = (
-            f"The index is still being built ({'; '.join(parts)}): "
-            "ask again when it is done for a complete answer."
-        )
-    return IndexBuilding(done, total, pending, message)
 
 
 def outcome(a: Answer) -> str:
