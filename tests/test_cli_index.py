@@ -13,15 +13,16 @@ import pytest
 _MAIN = "import sys; from kebab.cli import main; sys.exit(main())"
 
 
-def kebab(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """Run the `kebab` command line in a fresh process, as a shell would."""
+def kebab(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the `kebab` command line in a fresh process, as a shell would (`env`: more
+    environment variables)."""
     return subprocess.run(
         [sys.executable, "-c", _MAIN, *map(str, args)],
         capture_output=True,
         text=True,
         encoding="utf-8",
         timeout=120,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        env={**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})},
     )
 
 
@@ -163,14 +164,8 @@ def test_a_bad_queries_file_exits_non_zero_with_one_line_naming_the_line(vault, 
 
 def test_an_api_key_in_a_kebab_variable_says_what_to_do_and_stops_nothing(vault, tmp_path):
     secret = "sk-test-0123456789abcdef"
-    index = str(tmp_path / "idx")
-    run = subprocess.run(
-        [sys.executable, "-c", _MAIN, "status", "--root", str(vault), "--index-dir", index],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "KEBAB_LLM_API_KEY": secret, "KEBAB_SEARCH_KAY": "3"},
-    )
+    env = {"KEBAB_LLM_API_KEY": secret, "KEBAB_SEARCH_KAY": "3"}
+    run = kebab("status", "--root", vault, "--index-dir", tmp_path / "idx", env=env)
     assert run.returncode == 0, run.stderr
     assert "KEBAB_LLM_API_KEY is not a kebab setting" in run.stderr
     assert "llm.api_key_env" in run.stderr and "OPENAI_API_KEY" in run.stderr
