@@ -265,3 +265,48 @@ def test_an_index_note_of_links_ranks_after_the_note_it_links_to(notes, write_no
     for mode in ("lexical", "hybrid"):
         found = paths(ws.search("sourdough starter feeding", k=3, mode=mode))
         assert found[0] == "kitchen/starter.md", (mode, found)
+
+
+# Across the two languages (kebab.lexicon) ---------------------------------------------------
+
+ENGLISH_NOTES = {
+    "tasks/sorting.md": "# Sorting\n\nSort tasks in a random order to review a few every day.\n",
+    "tasks/priority.md": "# Priority\n\nTasks without a priority rank between medium and low.\n",
+    "tools/venv.md": "# Python environments\n\nCreate a virtual environment with a chosen Python "
+    "version before you install any dependency.\n",
+}
+
+
+def test_a_korean_question_finds_the_english_note_by_its_translated_words(
+    notes, write_note, open_workspace
+):
+    """No identifier is shared: only the glossary's `무작위` = random and `정렬` = sort match."""
+    for rel, text in ENGLISH_NOTES.items():
+        write_note(notes, rel, text)
+    ws = open_workspace(notes)
+    ws.refresh()
+    hits = ws.search("할 일을 무작위로 정렬하려면?", k=3, mode="lexical")
+    assert paths(hits)[0] == "tasks/sorting.md"
+    hits = ws.search("가상환경 만들 때 파이썬 버전 지정", k=3, mode="lexical")
+    assert paths(hits)[0] == "tools/venv.md"
+
+
+def test_in_notes_written_in_both_languages_each_question_gets_its_own_language_first(
+    notes, write_note, open_workspace
+):
+    write_note(notes, "en/backup.md", "# Backup\n\nThe backup runs every night and keeps a copy.\n")
+    write_note(notes, "ko/backup.md", "# 백업\n\n백업은 매일 밤 실행되고 복사본을 남긴다.\n")
+    write_note(notes, "en/garden.md", "# Garden\n\nWater the tomatoes every night in July.\n")
+    write_note(notes, "ko/garden.md", "# 정원\n\n7월에는 매일 밤 토마토에 물을 준다.\n")
+    ws = open_workspace(notes)
+    ws.refresh()
+    assert paths(ws.search("when does the backup run?", k=2, mode="lexical"))[0] == "en/backup.md"
+    assert paths(ws.search("백업은 언제 실행되나요?", k=2, mode="lexical"))[0] == "ko/backup.md"
+
+
+def test_the_glossary_reads_the_longest_word_first():
+    from kebab.lexicon import english_for
+
+    assert english_for("마감일이 지난 작업")[:3] == ["due", "date", "deadline"]
+    assert "log" not in english_for("백로그에 쌓인 일")
+    assert english_for("가상 환경") == english_for("가상환경")

@@ -12,6 +12,8 @@ from functools import lru_cache
 
 import tantivy
 
+from kebab.lexicon import english_for, korean_for
+
 _CJK_RUN = re.compile(
     r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
     r"\uac00-\ud7a3\uf900-\ufaff]+"
@@ -225,6 +227,20 @@ def query_terms(question: str) -> tuple[list[str], list[str]]:
     content = [t for t in latin if t not in STOPWORDS]
     cjk = list(dict.fromkeys(cjk_terms(korean_query_words(question))))
     return (content or latin), (cjk or list(dict.fromkeys(cjk_terms(question))))
+
+
+def translated_terms(question: str) -> tuple[list[str], list[str]]:
+    """(latin, cjk) terms of the question's words in the other language (`kebab.lexicon`):
+    English terms for its Korean words, Korean bigrams for its English words; terms the
+    question already has are left out."""
+    latin, cjk = query_terms(question)
+    english = [
+        t
+        for t in latin_terms(" ".join(english_for(question)))
+        if t not in STOPWORDS and t not in latin
+    ]
+    korean = [g for word in korean_for(latin, latin_terms) for g in cjk_terms(word) if g not in cjk]
+    return list(dict.fromkeys(english)), list(dict.fromkeys(korean))
 
 
 _WORD = re.compile(r"[^\W\d_][\w.-]*")

@@ -40,13 +40,17 @@ from kebab.model import (
     PARSER_VERSION,
     IndexSummary,
 )
-from kebab.text import cjk_weights, latin_terms
+from kebab.text import cjk_weights, is_korean, latin_terms, translated_terms
 
 __all__ = ["Index", "Progress", "embedding_text", "versions"]
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+#-]*")  # a question's word, as a person wrote it
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+# Weight of a term that is the question's word in the other language (kebab.lexicon).
+TRANSLATED = 0.5
 
 
 class Index:
@@ -65,6 +69,7 @@ class Index:
         self._write_lock = threading.RLock()
         self._queries: dict[str, np.ndarray] = {}  # text → vector, oldest first (embed_query)
         self._query_lock = threading.Lock()
+        self._korean_share: tuple[int, float] = (-1, 0.0)  # (passage count, share): korean_share
         self._lockfile: IO[str] | None = None
         try:
             self._open(writable=True)
@@ -202,8 +207,34 @@ class Index:
 
     # reading ---------------------------------------------------------------------------------
     def lexical_search(self, question: str, limit: int) -> list[tuple[int, float]]:
+        """(chunk key, BM25 score) best first. The question's words in the other language
+        (`text.translated_terms`) join as weaker terms: a Korean question finds English notes
+        by more than their identifiers, and an English one finds Korean notes."""
         latin, cjk = query_terms(question)
-        return self.lexical.search(latin, cjk, limit, cjk_weights(question))
+        weights = cjk_weights(question)
+        other_latin, other_cjk = translated_terms(question)
+        # As much as the notes are in the other language: all of it for a Korean question over
+        # English notes, about half in a collection that has each page in both.
+        korean = self.korean_share()
+        weight = TRANSLATED * (1.0 - korean if is_korean(question) else korean)
+        if weight > 0.01:
+            weights.update(dict.fromkeys(other_latin, weight))
+            weights.update(dict.fromkeys(other_cjk, weight / 2))  # a word is two bigrams or so
+            latin, cjk = latin + other_latin, cjk + other_cjk
+        return self.lexical.search(latin, cjk, limit, weights)
+
+    def korean_share(self) -> float:
+        """The share of passages written in Korean, from a sample of a few hundred; computed
+        again when the number of passages changes."""
+        count = self.lexical.count()
+        with self._query_lock:
+            if self._korean_share[0] == count:
+                return self._korean_share[1]
+        texts = self.store.sample_texts(400)
+        share = sum(map(is_korean, texts)) / len(texts) if texts else 0.0
+        with self._query_lock:
+            self._korean_share = (count, share)
+        return share
 
     def unknown_words(self, question: str, besides: frozenset[str] = frozenset()) -> list[str]:
         """The question's Latin-script content words (3+ letters) that no note contains. Korean

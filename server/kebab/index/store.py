@@ -208,6 +208,16 @@ class Store:
             last = rows[-1][0]
             yield [(r[0], _chunk(r)) for r in rows]
 
+    def sample_texts(self, n: int) -> list[str]:
+        """The openings of about `n` passages spread over the whole index (every k-th key)."""
+        with self.lock:
+            total = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            rows = self.db.execute(
+                "SELECT substr(text, 1, 300) FROM chunks WHERE key % ? = 0 LIMIT ?",
+                (max(1, total // n), n),
+            ).fetchall()
+        return [r[0] for r in rows]
+
     def counts(self) -> tuple[int, int]:
         with self.lock:
             docs = self.db.execute("SELECT count(*) FROM documents").fetchone()[0]
