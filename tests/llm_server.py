@@ -11,7 +11,12 @@ Server-Sent Events, one `data: {chat.completion.chunk}` per piece, a final chunk
 
 The n-th request gets the n-th scripted `Reply` (the last one repeats), so one script describes
 a whole retry sequence. Every request is recorded with its headers and JSON body, including the
-ones that were refused, hung or cut.
+ones that were refused, hung or cut, and with how its reply ended (`Received.wait_end`): sent to
+the end, cut as scripted, or cut short by a client that went away (what cancelling must cause).
+
+Tests wait on events, never on the clock: `ModelServer.wait_requests(n)` returns once n requests
+have arrived, and a reply with `hold_at` stops mid-stream until the test sets its `release`
+event, so "the answer is still streaming" holds for exactly as long as the test needs.
 
 Below the server: `llm_settings` (kebab's `llm` settings that point at it) and `clone_fixture`
 (a private copy of fixtures/workspace with an index built once per test session, so a test pays
@@ -55,6 +60,9 @@ class Reply:
     forever  after the pieces, keep sending `forever_piece` every `delay` (at least 10 ms) until
              the client goes away; after `forever_limit` seconds the stream ends normally, so a
              client that never cuts it fails its test rather than hanging the suite.
+    hold_at  stop before piece number `hold_at` (0: before the first) until `release` is set;
+             after `hold_limit` seconds the stream goes on anyway, so a test that forgets to
+             release fails rather than hangs.
     """
 
     pieces: Sequence[str] = ()
@@ -68,17 +76,39 @@ class Reply:
     forever: bool = False
     forever_piece: str = "more "
     forever_limit: float = 30.0
+    hold_at: int | None = None
+    release: threading.Event = field(default_factory=threading.Event, repr=False)
+    hold_limit: float = 30.0
+
+
+Outcome = Literal["finished", "refused", "cut", "hung_up", "stopped"]
 
 
 @dataclass
 class Received:
-    """One request as the server saw it."""
+    """One request as the server saw it, and how its reply ended.
+
+    outcome  None while the reply is being sent, then "finished" (sent to its end marker),
+             "refused" (a status other than 200), "cut" (dropped as the reply said), "hung_up"
+             (the client went away before the end) or "stopped" (the server shut down first).
+    """
 
     method: str
     path: str
     headers: dict[str, str]  # lower-case names
     body: Any  # the JSON body, or the raw text when it was not JSON
     at: float  # time.monotonic() when it arrived
+    outcome: Outcome | None = None
+    ended: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+
+    def end(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+        self.ended.set()
+
+    def wait_end(self, timeout: float = 10) -> Outcome | None:
+        """How the reply ended, once it has; None if it is still going after `timeout` s."""
+        self.ended.wait(timeout)
+        return self.outcome
 
     def messages(self) -> list[dict[str, str]]:
         return list(self.body.get("messages", [])) if isinstance(self.body, dict) else []
@@ -95,7 +125,7 @@ class ModelServer:
         self.model = model
         self.requests: list[Received] = []
         self._script: list[Reply] = [Reply(["Scripted answer [#1]."])]
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self.stopping = threading.Event()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self
@@ -127,10 +157,20 @@ class ModelServer:
         """Shorthand: every request gets a 200 streaming these pieces."""
         return self.script(Reply(pieces, **options))
 
+    def wait_requests(self, n: int, timeout: float = 10) -> list[Received]:
+        """The requests so far, once at least `n` have arrived; AssertionError after `timeout`."""
+        with self._lock:
+            if not self._lock.wait_for(lambda: len(self.requests) >= n, timeout):
+                raise AssertionError(
+                    f"{len(self.requests)} model requests, not {n}, in {timeout} s"
+                )
+            return list(self.requests)
+
     def _next(self, received: Received) -> Reply:
         with self._lock:
             n = len(self.requests)
             self.requests.append(received)
+            self._lock.notify_all()
             return self._script[min(n, len(self._script) - 1)]
 
     def stop(self) -> None:
@@ -185,24 +225,32 @@ class _Handler(BaseHTTPRequestHandler):
             time.monotonic(),
         )
         reply = owner._next(received)
-        if reply.hang and owner.stopping.wait(reply.hang):
-            self.close_connection = True
-            return
-        if self.path not in (OPENAI_PATH, OLLAMA_PATH):
-            self._send_error(404, {}, json.dumps({"error": f"no route {self.path}"}))
-            return
-        if reply.status != 200:
-            self._send_error(
-                reply.status,
-                reply.headers,
-                reply.body
-                or json.dumps({"error": {"message": f"status {reply.status}", "type": "scripted"}}),
-            )
-            return
+        outcome: Outcome = "stopped"
         try:
-            self._stream(reply, ollama=self.path == OLLAMA_PATH)
+            if reply.hang and owner.stopping.wait(reply.hang):
+                self.close_connection = True
+                return
+            if self.path not in (OPENAI_PATH, OLLAMA_PATH):
+                self._send_error(404, {}, json.dumps({"error": f"no route {self.path}"}))
+                outcome = "refused"
+                return
+            if reply.status != 200:
+                self._send_error(
+                    reply.status,
+                    reply.headers,
+                    reply.body
+                    or json.dumps(
+                        {"error": {"message": f"status {reply.status}", "type": "scripted"}}
+                    ),
+                )
+                outcome = "refused"
+                return
+            outcome = self._stream(reply, ollama=self.path == OLLAMA_PATH)
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             self.close_connection = True
+            outcome = "hung_up"
+        finally:
+            received.end(outcome)
 
     def _send_error(self, status: int, headers: Mapping[str, str], text: str) -> None:
         data = text.encode()
@@ -215,7 +263,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     # streaming --------------------------------------------------------------------------------
-    def _stream(self, reply: Reply, ollama: bool) -> None:
+    def _stream(self, reply: Reply, ollama: bool) -> Outcome:
         owner = self.server.owner
         chunked = reply.framing == "chunked"
         self.send_response(200)
@@ -239,25 +287,39 @@ class _Handler(BaseHTTPRequestHandler):
             """Sleep; False when the server is shutting down."""
             return not owner.stopping.wait(seconds) if seconds > 0 else not owner.stopping.is_set()
 
+        def held() -> bool:
+            """Wait for `release`; False when the server is shutting down."""
+            until = time.monotonic() + reply.hold_limit
+            while not reply.release.wait(0.05):
+                if owner.stopping.is_set():
+                    return False
+                if time.monotonic() > until:
+                    break
+            return True
+
         if not ollama:
             send(self._sse({"role": "assistant", "content": ""}, None))
-        for piece in reply.pieces:
+        for n, piece in enumerate(reply.pieces):
+            if n == reply.hold_at and not held():
+                return "stopped"
             if not wait(reply.delay):
-                return
+                return "stopped"
             if isinstance(piece, Raw):
                 send(piece)
             else:
                 send(self._ndjson(piece, False) if ollama else self._sse({"content": piece}, None))
+        if reply.hold_at is not None and reply.hold_at >= len(reply.pieces) and not held():
+            return "stopped"
         until = time.monotonic() + reply.forever_limit
         while reply.forever and time.monotonic() < until:
             if not wait(max(reply.delay, 0.01)):
-                return
+                return "stopped"
             piece = reply.forever_piece
             send(self._ndjson(piece, False) if ollama else self._sse({"content": piece}, None))
         if reply.cut:
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
-            return
+            return "cut"
         if ollama:
             send(self._ndjson("", True))
         else:
@@ -266,6 +328,7 @@ class _Handler(BaseHTTPRequestHandler):
         if chunked:
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
+        return "finished"
 
     def _sse(self, delta: dict[str, str], finish: str | None) -> str:
         event = {
