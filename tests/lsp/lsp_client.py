@@ -12,10 +12,10 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.protocol import JsonRPCResponseMessage, default_converter
@@ -27,6 +27,27 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 SERVER = [str(Path(sys.executable).with_name("kebab")), "serve"]
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PROFILES = {"vscode": "visual-studio-code", "neovim": "neovim@v0.11.0"}
+
+T = TypeVar("T")
+
+
+async def until(
+    check: Callable[[], T | Awaitable[T]], what: str, timeout: float = 30, every: float = 0.02
+) -> T:
+    """Wait for an event: call `check` (a function or a coroutine function) every `every` s
+    until it returns something truthy, and return that; fail saying `what` never happened once
+    `timeout` s have passed. The deadline is generous: the wait ends as soon as the event comes,
+    so a slow machine costs time, never a failure."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value  # type: ignore[return-value]
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen in {timeout} s (last: {value!r})")
+        await asyncio.sleep(every)
 
 
 def _converter() -> Any:
@@ -100,15 +121,24 @@ class KebabClient(LanguageClient):
 
     async def wait_ready(self, timeout: float = 60) -> dict[str, Any]:
         """Poll kebab/status until every folder is indexed and embedded."""
-        deadline = time.monotonic() + timeout
-        while True:
+
+        async def ready() -> dict[str, Any] | None:
             status = await self.request("kebab/status", {})
-            if status["state"] == "ready" and all(
+            done = status["state"] == "ready" and all(
                 f.get("pending_vectors") == 0 for f in status["folders"]
-            ):
-                return status
-            assert time.monotonic() < deadline, f"index never became ready: {status}"
-            await asyncio.sleep(0.1)
+            )
+            return status if done else None
+
+        return await until(ready, "the index becoming ready", timeout, every=0.1)
+
+    def reports(self, token: object) -> list[dict[str, Any]]:
+        """The `report` values sent on a progress token so far."""
+        return [v for v in self.progress_log.get(token, []) if v.get("kind") == "report"]
+
+    def ended(self, token: object) -> dict[str, Any] | None:
+        """The `end` value of a progress token, once it has come."""
+        values = self.progress_log.get(token) or [{}]
+        return values[-1] if values[-1].get("kind") == "end" else None
 
     # documents ------------------------------------------------------------------------------
     def open(self, path: Path, text: str | None = None) -> str:
@@ -231,10 +261,16 @@ def _register(client: KebabClient, params: types.RegistrationParams) -> None:
 
 
 @asynccontextmanager
-async def serving(tmp: Path, profile: str = "vscode", **options: Any) -> AsyncIterator[KebabClient]:
-    """A started, initialized server on a fresh copy of fixtures/workspace, its index in `tmp`."""
+async def serving(
+    tmp: Path, profile: str = "vscode", notes: Mapping[str, str] | None = None, **options: Any
+) -> AsyncIterator[KebabClient]:
+    """A started, initialized server on a fresh copy of fixtures/workspace (plus `notes`, path →
+    text, written before the server starts), its index in `tmp`."""
     root = tmp / "workspace"
     shutil.copytree(FIXTURES / "workspace", root)
+    for rel, text in (notes or {}).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
     options.setdefault("index_dir", str(tmp / "index"))
     client = make_client()
     client.root, client.index_dir = root, Path(options["index_dir"])
