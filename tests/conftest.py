@@ -1,6 +1,12 @@
 """Shared fixtures: one embedded model, and workspaces that never touch the user's own dirs.
 
-Layer-specific fixtures belong in a conftest.py next to those tests (tests/lsp/, …).
+All fixtures live here, in the one conftest.py: test modules import names from `conftest`, and
+a second conftest.py under tests/ (tests/lsp/conftest.py, say) would be imported under the same
+module name and break those imports for every module collected after it.
+
+The suite runs in random order (pytest-randomly): a test that needs a server in a state of its
+own (still indexing, other settings) gets its own server or workspace from a fixture here, never
+from whichever test happened to run before it.
 """
 
 from __future__ import annotations
@@ -11,13 +17,17 @@ import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+import pytest_asyncio
 
 from kebab.embed.use import UniversalSentenceEncoder
 from kebab.workspace import Workspace
 from llm_server import ModelServer, clone_fixture
+
+if TYPE_CHECKING:
+    from lsp_client import KebabClient
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -152,6 +162,31 @@ async def make_ws(
     yield make
     for ws in opened:
         await ws.aclose()
+
+
+BULK_NOTES = 600
+
+
+def bulk_notes(n: int = BULK_NOTES) -> dict[str, str]:
+    """`n` small generated notes (path → text) under bulk/."""
+    return {
+        f"bulk/note-{i:04}.md": f"# Note {i}\n\nMeeting {i} was about item {i * 7}.\n"
+        for i in range(n)
+    }
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def building(tmp_path: Path) -> AsyncIterator[KebabClient]:
+    """A language server (Neovim's profile) on fixtures/workspace plus 600 generated notes,
+    handed over as soon as `initialize` returns, its first index still being built: syncing 616
+    notes and embedding their passages takes seconds (more on busy cores), a request
+    milliseconds. Its own server for each test, so "still indexing" never depends on which test
+    ran first. For tests/lsp modules (their folder is on sys.path) whose tests share the module's
+    event loop (loop_scope="module")."""
+    from lsp_client import serving
+
+    async with serving(tmp_path, "neovim", notes=bulk_notes()) as client:
+        yield client
 
 
 def run_editor(command: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> str:

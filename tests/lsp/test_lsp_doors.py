@@ -3,19 +3,17 @@ answer made while the index is still being built says so (issue 12, server side)
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_client import KebabClient, server_env, serving
+from lsp_client import KebabClient, server_env, serving, until
 from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -146,28 +144,21 @@ async def test_refusals_say_why_in_words(vscode: KebabClient) -> None:
 
 
 async def test_an_answer_made_while_vectors_are_filling_says_the_index_is_building(
-    tmp_path: Path,
+    building: KebabClient,
 ) -> None:
-    async with serving(tmp_path, "neovim") as client:
-        # Enough notes that embedding them takes seconds: ask while it runs.
-        for i in range(600):
-            note = client.root / "bulk" / f"note-{i:04}.md"
-            note.parent.mkdir(exist_ok=True)
-            note.write_text(f"# Note {i}\n\nMeeting {i} was about item {i * 7}.\n", "utf-8")
-        await client.command("kebab.reindex")
-        deadline = time.monotonic() + 60
-        while not any(
+    def embedding() -> bool:  # the progress of a folder that is embedding its passages
+        return any(
             "passages embedded" in str(v.get("message", ""))
-            for values in client.progress_log.values()
+            for values in list(building.progress_log.values())
             for v in values
-        ):
-            assert time.monotonic() < deadline, "embedding never started"
-            await asyncio.sleep(0.02)
-        answer = await client.request("kebab/ask", {"question": QUESTION})
-        building = answer["index_building"]
-        assert building is not None and building["vectors_pending"] > 0
-        assert building["message"].startswith("The index is still being built (")
-        assert "passages not embedded yet" in building["message"]
-        await client.wait_ready(120)
-        again = await client.request("kebab/ask", {"question": QUESTION})
-        assert again["index_building"] is None
+        )
+
+    await until(embedding, "embedding the 600 generated notes", timeout=120)
+    answer = await building.request("kebab/ask", {"question": QUESTION})
+    building_ = answer["index_building"]
+    assert building_ is not None and building_["vectors_pending"] > 0
+    assert building_["message"].startswith("The index is still being built (")
+    assert "passages not embedded yet" in building_["message"]
+    await building.wait_ready(180)
+    again = await building.request("kebab/ask", {"question": QUESTION})
+    assert again["index_building"] is None
