@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "lsp"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from lsp_client import KebabClient, serving
+from lsp_client import KebabClient, serving, until
 from lsprotocol import types
-from scripted_llm import ScriptedLLM
+
+from llm_server import ModelServer
 
 QUESTION = "What time does the nightly backup run?"
 NOTE = (
@@ -64,10 +66,10 @@ def summary(samples: list[tuple[float, float]]) -> dict[str, Any]:
 
 
 async def while_running(
-    client: KebabClient, uri: str, busy: asyncio.Future[Any] | None, until: float = 0.0
+    client: KebabClient, uri: str, busy: asyncio.Future[Any] | None, end: float = 0.0
 ) -> list[tuple[float, float]]:
     samples = []
-    while (busy is not None and not busy.done()) or time.monotonic() < until:
+    while (busy is not None and not busy.done()) or time.monotonic() < end:
         samples.append(await probe(client, uri))
         await asyncio.sleep(0.02)
     return samples
@@ -75,8 +77,8 @@ async def while_running(
 
 async def main() -> None:
     out: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as tmp, ScriptedLLM() as llm:
-        settings = {"llm": {"backend": "openai", "endpoint": llm.endpoint}}
+    with tempfile.TemporaryDirectory() as tmp, ModelServer() as llm:
+        settings = {"llm": {"backend": "openai", "endpoint": llm.url}}
         async with serving(Path(tmp), "vscode", **settings) as client:
             uri = client.open(client.root / "inbox" / "cited.md", NOTE)
             samples = []
@@ -87,7 +89,7 @@ async def main() -> None:
             await client.wait_ready()
             out["idle"] = summary(await while_running(client, uri, None, time.monotonic() + 2))
 
-            llm.script([f"w{i} " for i in range(200)] + ["[#1]."], 0.02)
+            llm.answer(*[f"w{i} " for i in range(200)], "[#1].", delay=0.02)
             ask = asyncio.ensure_future(
                 client.request("kebab/ask", {"question": QUESTION, "workDoneToken": "b1"})
             )
@@ -107,10 +109,12 @@ async def main() -> None:
 
             client.set_configuration({"llm": {"backend": "extractive"}}, section="kebab")
             client.workspace_did_change_configuration(types.DidChangeConfigurationParams(None))
-            while (await client.request("kebab/status", {}))["folders"][0].get("llm", {}).get(
-                "backend"
-            ) != "extractive":
-                await asyncio.sleep(0.05)
+
+            async def extractive() -> bool:
+                folder = (await client.request("kebab/status", {}))["folders"][0]
+                return folder.get("llm", {}).get("backend") == "extractive"
+
+            await until(extractive, "the extractive backend applying")
 
             async def extractive_asks() -> None:
                 for _ in range(5):

@@ -1,5 +1,10 @@
 """Streaming, cancelling and a model that is slow or down, as Neovim 0.11 drives them (UTF-8
-positions, unversioned edits), against a real OpenAI-compatible server on 127.0.0.1.
+positions, unversioned edits), against the scripted OpenAI-compatible server of
+tests/llm_server.py on 127.0.0.1.
+
+Nothing here waits on the clock: "the answer is still streaming" is a reply held mid-stream
+(`Reply(hold_at=…)`) until the test releases it, and "the answer has started" is its first
+`$/progress` report.
 """
 
 from __future__ import annotations
@@ -9,13 +14,15 @@ import sqlite3
 import statistics
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from lsp_client import KebabClient, serving
+from lsp_client import KebabClient, serving, until
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
-from scripted_llm import ScriptedLLM, closed_port
+
+from llm_server import ModelServer, Reply, closed_port_url
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -24,22 +31,32 @@ KOREAN = "🥘 김치찌개에 돼지고기는 얼마나 넣나요?"
 
 
 @pytest.fixture(scope="module")
-def llm() -> Iterator[ScriptedLLM]:
-    with ScriptedLLM() as server:
+def llm() -> Iterator[ModelServer]:
+    with ModelServer() as server:
         yield server
+
+
+def llm_options(endpoint: str) -> dict[str, object]:
+    return {"backend": "openai", "endpoint": endpoint, "max_retries": 0}
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def neovim(
-    tmp_path_factory: pytest.TempPathFactory, llm: ScriptedLLM
+    tmp_path_factory: pytest.TempPathFactory, llm: ModelServer
 ) -> AsyncIterator[KebabClient]:
+    """One server for the module. Tests script `llm` before they ask and never change the
+    server's settings (a test that needs other settings starts its own server)."""
     module_tmp = tmp_path_factory.mktemp("stream")
-    settings = {
-        "llm": {"backend": "openai", "endpoint": llm.endpoint, "max_retries": 0},
-        "search": {"k": "many"},
-    }  # one bad setting: reported, default used
+    settings = {"llm": llm_options(llm.url), "search": {"k": "many"}}  # one bad setting
     async with serving(module_tmp, "neovim", **settings) as client:
+        await client.wait_ready()
         yield client
+
+
+def streaming(pieces: list[str], hold_at: int = 1, **options: object) -> Reply:
+    """A reply that sends `pieces[:hold_at]`, then holds the stream open until the test sets
+    its `release` event (the answer is still streaming for as long as the test needs)."""
+    return Reply(pieces, hold_at=hold_at, **options)  # type: ignore[arg-type]
 
 
 async def first_report(
@@ -47,17 +64,19 @@ async def first_report(
 ) -> object:
     """Wait until an answer's first piece of text arrives on `token`, or on any token created
     after `new_since`; returns the token."""
-    for _ in range(400):
-        for t, values in list(client.progress_log.items()):
+
+    def arrived() -> object:
+        for t in list(client.progress_log):
             wanted = t == token if new_since is None else t not in new_since
-            if wanted and any(v.get("kind") == "report" for v in values):
+            if wanted and client.reports(t):
                 return t
-        await asyncio.sleep(0.01)
-    raise AssertionError("no answer text arrived")
+        return None
+
+    return await until(arrived, "the answer's first $/progress report")
 
 
 def text_of(client: KebabClient, token: object) -> str:
-    return "".join(str(v["message"]) for v in client.progress_log[token] if v["kind"] == "report")
+    return "".join(str(v["message"]) for v in client.reports(token))
 
 
 def cited_note(client: KebabClient) -> str:
@@ -98,34 +117,34 @@ def p95_ms(latencies: list[float]) -> float:
 
 
 async def test_invalid_settings_are_reported_and_the_server_starts(neovim: KebabClient) -> None:
-    for _ in range(200):
-        if neovim.messages:
-            break
-        await asyncio.sleep(0.02)
-    (message,) = [m for m in neovim.messages if "search.k" in m.message]
+    found = await until(
+        lambda: [m for m in neovim.messages if "search.k" in m.message], "the search.k warning"
+    )
+    (message,) = found
     assert message.type == types.MessageType.Warning
-    for _ in range(200):
+
+    async def folder() -> dict[str, object] | None:
         status = await neovim.request("kebab/status", {})
-        if "llm" in status["folders"][0]:
-            break
-        await asyncio.sleep(0.02)
-    assert status["folders"][0]["llm"]["backend"] == "openai"
+        return status["folders"][0] if "llm" in status["folders"][0] else None
+
+    assert (await until(folder, "the folder's llm in kebab/status"))["llm"]["backend"] == "openai"
 
 
-async def test_hover_and_code_actions_answer_while_indexing(neovim: KebabClient) -> None:
-    uri = cited_note(neovim)
-    status = await neovim.request("kebab/status", {})
-    latencies = await timed_hover_and_actions(neovim, uri, 10)
-    assert status["state"] == "indexing", "the test meant to run while the index builds"
+async def test_hover_and_code_actions_answer_while_indexing(building: KebabClient) -> None:
+    uri = cited_note(building)
+    before = await building.request("kebab/status", {})
+    latencies = await timed_hover_and_actions(building, uri, 10)
+    after = await building.request("kebab/status", {})
+    # indexing before the first hover and after the last: every one was answered meanwhile
+    assert before["state"] == after["state"] == "indexing", (before, after)
     print(f"\nhover/codeAction while indexing: p95 {p95_ms(latencies)} ms")
-    await neovim.wait_ready()
 
 
 async def test_reports_are_coalesced_and_concatenate_to_the_answer(
-    neovim: KebabClient, llm: ScriptedLLM
+    neovim: KebabClient, llm: ModelServer
 ) -> None:
     pieces = [f"w{i} " for i in range(99)] + ["[#1]."]
-    llm.script(pieces, 0.01)
+    llm.answer(*pieces, delay=0.01)
     result = await neovim.request("kebab/ask", {"question": QUESTION, "workDoneToken": "s1"})
     assert result["answer"] == "".join(pieces) == text_of(neovim, "s1")
     assert result["grounded"] and result["model"]["backend"] == "openai"
@@ -141,23 +160,27 @@ async def test_reports_are_coalesced_and_concatenate_to_the_answer(
     print(f"\n{len(pieces)} pieces → {len(times)} reports; busiest second: {busiest}")
 
 
-async def test_hover_answers_while_an_answer_streams(neovim: KebabClient, llm: ScriptedLLM) -> None:
+async def test_hover_answers_while_an_answer_streams(neovim: KebabClient, llm: ModelServer) -> None:
     uri = cited_note(neovim)
-    llm.script([f"w{i} " for i in range(40)] + ["[#1]."], 0.05)
+    reply = streaming([f"w{i} " for i in range(40)] + ["[#1]."], hold_at=20, delay=0.01)
+    llm.script(reply)
     pending = asyncio.ensure_future(
         neovim.request("kebab/ask", {"question": QUESTION, "workDoneToken": "h1"})
     )
     await first_report(neovim, "h1")
     latencies = await timed_hover_and_actions(neovim, uri, 15)
-    assert not pending.done(), "hover and code actions were answered while the answer streamed"
+    assert not pending.done(), "the answer was held mid-stream: it cannot have ended"
+    reply.release.set()
     print(f"\nhover/codeAction while an answer streams: p95 {p95_ms(latencies)} ms")
     assert (await pending)["grounded"]
+    neovim.close(uri)
 
 
 async def test_cancel_request_stops_the_answer_and_keeps_its_row(
-    neovim: KebabClient, llm: ScriptedLLM
+    neovim: KebabClient, llm: ModelServer
 ) -> None:
-    llm.script([f"slow{i} " for i in range(200)], 0.05)
+    llm.answer("slow0 ", forever=True, forever_piece="slow ", delay=0.05)  # until it is cut
+    asked = len(llm.requests)
     pending = asyncio.ensure_future(
         neovim.request(
             "kebab/ask", {"question": QUESTION, "workDoneToken": "c1"}, msg_id="ask-to-cancel"
@@ -168,8 +191,9 @@ async def test_cancel_request_stops_the_answer_and_keeps_its_row(
     with pytest.raises(JsonRpcRequestCancelled):
         await pending
     assert neovim.progress_log["c1"][-1] == {"kind": "end", "message": "cancelled"}
-    assert await asyncio.to_thread(llm.hung_up.wait, 10), "generation stopped: the stream closed"
-    assert not llm.finished.is_set()
+    [request] = llm.requests[asked:]
+    ended = await asyncio.to_thread(request.wait_end, 30)
+    assert ended == "hung_up", f"generation stopped: kebab closed the stream ({ended})"
     with sqlite3.connect(neovim.index_dir / "kebab.sqlite") as db:
         row = db.execute(
             "SELECT refusal_reason, answer FROM answers ORDER BY id DESC LIMIT 1"
@@ -178,9 +202,9 @@ async def test_cancel_request_stops_the_answer_and_keeps_its_row(
 
 
 async def test_progress_cancel_returns_the_cancelled_answer(
-    neovim: KebabClient, llm: ScriptedLLM
+    neovim: KebabClient, llm: ModelServer
 ) -> None:
-    llm.script([f"slow{i} " for i in range(200)], 0.05)
+    llm.answer("slow0 ", forever=True, forever_piece="slow ", delay=0.05)  # until it is cut
     pending = asyncio.ensure_future(
         neovim.request("kebab/ask", {"question": QUESTION, "workDoneToken": "c2"})
     )
@@ -191,18 +215,18 @@ async def test_progress_cancel_returns_the_cancelled_answer(
     assert result["answer"].startswith("slow0 ") and result["answer"] == text_of(neovim, "c2")
     assert neovim.progress_log["c2"][-1] == {"kind": "end", "message": "cancelled"}
 
-    llm.script(["The backup runs at 02:30 [#1]."], 0)  # the same token works again
+    llm.answer("The backup runs at 02:30 [#1].")  # the same token works again
     neovim.progress_log["c2"] = []
     again = await neovim.request("kebab/ask", {"question": QUESTION, "workDoneToken": "c2"})
     assert again["grounded"] and text_of(neovim, "c2") == again["answer"]
 
 
 async def test_answering_in_a_note_counts_utf8_columns(
-    neovim: KebabClient, llm: ScriptedLLM
+    neovim: KebabClient, llm: ModelServer
 ) -> None:
     assert neovim.server_capabilities is not None
     assert neovim.server_capabilities.position_encoding == "utf-8"
-    llm.script(["돼지 앞다리살 200g을 넣는다 [#1]."], 0)
+    llm.answer("돼지 앞다리살 200g을 넣는다 [#1].")
     note = neovim.root / "korean" / "질문.md"
     uri = neovim.open(note, f"# 질문 ✅\n\n{KOREAN}\n다음 줄 🥢\n")
     cursor = types.Position(line=2, character=len("🥘 김치".encode()))
@@ -227,40 +251,49 @@ async def test_answering_in_a_note_counts_utf8_columns(
 
 
 async def test_the_answer_follows_its_question_when_lines_are_added_meanwhile(
-    neovim: KebabClient, llm: ScriptedLLM
+    neovim: KebabClient, llm: ModelServer
 ) -> None:
     uri = neovim.open(neovim.root / "inbox" / "moving.md", f"# Moving\n\n{QUESTION}\n")
-    llm.script([f"w{i} " for i in range(10)] + ["[#1]."], 0.05)
+    reply = streaming([f"w{i} " for i in range(10)] + ["[#1]."])
+    llm.script(reply)
     before = set(neovim.progress_log)
     pending = asyncio.ensure_future(neovim.command("kebab.insertAnswer", uri, 2))
-    await first_report(neovim, new_since=before)
+    await first_report(neovim, new_since=before)  # the answer is on its way, and held
     neovim.replace(uri, f"# Moving\n\nTyped while kebab was answering.\n\n{QUESTION}\n")
+    await neovim.request("kebab/status", {})  # a round trip: the server has the change
+    reply.release.set()
     assert (await pending)["applied"]
     lines = neovim.text(uri).split("\n")
     assert lines[4] == QUESTION and lines[5] == "" and lines[6].startswith("w0 w1")
+    neovim.close(uri)
 
 
 async def test_the_answer_is_not_inserted_when_its_question_is_gone(
-    neovim: KebabClient, llm: ScriptedLLM
+    neovim: KebabClient, llm: ModelServer
 ) -> None:
     uri = neovim.open(neovim.root / "inbox" / "gone.md", f"# Gone\n\n{QUESTION}\n")
-    llm.script([f"w{i} " for i in range(10)] + ["[#1]."], 0.05)
+    reply = streaming([f"w{i} " for i in range(10)] + ["[#1]."])
+    llm.script(reply)
     before = set(neovim.progress_log)
     pending = asyncio.ensure_future(neovim.command("kebab.insertAnswer", uri, 2))
-    await first_report(neovim, new_since=before)  # the answer is on its way
+    await first_report(neovim, new_since=before)  # the answer is on its way, and held
     neovim.replace(uri, "# Gone\n\nThe question was deleted.\n")
+    await neovim.request("kebab/status", {})  # a round trip: the server has the change
+    reply.release.set()
     result = await pending
     assert not result["applied"] and result["answer"]["grounded"]
     assert neovim.text(uri) == "# Gone\n\nThe question was deleted.\n"
     assert any("question changed" in m.message for m in neovim.messages)
+    neovim.close(uri)
 
 
 async def test_cancelling_the_command_leaves_the_note_alone(
-    neovim: KebabClient, llm: ScriptedLLM
+    neovim: KebabClient, llm: ModelServer
 ) -> None:
     text = f"# Cancelled\n\n{QUESTION}\n"
     uri = neovim.open(neovim.root / "inbox" / "cancelled.md", text)
-    llm.script([f"w{i} " for i in range(100)] + ["[#1]."], 0.05)
+    llm.answer("w0 ", forever=True, forever_piece="w ", delay=0.05)  # until it is cut
+    edits = len(neovim.applied) + len(neovim.refused)
     before = set(neovim.progress_log)
     params = types.ExecuteCommandParams(command="kebab.insertAnswer", arguments=[uri, 2])
     pending = asyncio.ensure_future(
@@ -270,29 +303,36 @@ async def test_cancelling_the_command_leaves_the_note_alone(
     neovim.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="insert-to-cancel"))
     with pytest.raises(JsonRpcRequestCancelled):
         await pending
-    for _ in range(100):
-        if neovim.progress_log[token][-1]["kind"] == "end":
-            break
-        await asyncio.sleep(0.02)
-    assert neovim.progress_log[token][-1] == {"kind": "end", "message": "cancelled"}
-    await neovim.request("kebab/status", {})  # a round trip: an edit sent before it has arrived
+    end = await until(lambda: neovim.ended(token), "the cancelled answer's progress end")
+    assert end == {"kind": "end", "message": "cancelled"}
+    # The command ends its progress as it stops: an edit, had it sent one, was sent before the
+    # end, and a round trip after the end flushes anything still on its way.
+    await neovim.request("kebab/status", {})
     assert neovim.text(uri) == text
+    assert len(neovim.applied) + len(neovim.refused) == edits, "no edit was even sent"
+    neovim.close(uri)
 
 
-async def test_a_model_that_is_down_gives_an_llm_error_answer(neovim: KebabClient) -> None:
-    endpoint = f"http://127.0.0.1:{closed_port()}"
-    neovim.set_configuration({"llm": {"endpoint": endpoint}}, section="kebab")
-    neovim.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
-    for _ in range(200):  # the server pulls workspace/configuration and reopens the folder
-        status = await neovim.request("kebab/status", {})
-        if status["folders"][0].get("llm", {}).get("endpoint") == endpoint:
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError("the new llm.endpoint never applied")
-    result = await neovim.request("kebab/ask", {"question": QUESTION, "workDoneToken": "down"})
-    assert result["refusal_reason"] == "llm_error" and not result["grounded"]
-    assert endpoint in result["error"]
-    assert neovim.progress_log["down"][-1]["message"].startswith("The model failed: ")
-    assert result["refusal_text"].startswith("The model failed: ")
-    assert (await neovim.request("kebab/status", {}))["state"] in ("ready", "indexing")
+async def test_a_model_that_is_down_gives_an_llm_error_answer(
+    tmp_path: Path, llm: ModelServer
+) -> None:
+    # its own server: the module's one keeps its working endpoint for the other tests
+    async with serving(tmp_path, "neovim", llm=llm_options(llm.url)) as client:
+        await client.wait_ready()
+        endpoint = closed_port_url()
+        client.set_configuration({"llm": {"endpoint": endpoint}}, section="kebab")
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(None))
+
+        async def applied() -> bool:  # the server pulls workspace/configuration, reopens
+            status = await client.request("kebab/status", {})
+            return status["folders"][0].get("llm", {}).get("endpoint") == endpoint
+
+        await until(applied, "the new llm.endpoint applying")
+        asked = len(llm.requests)
+        result = await client.request("kebab/ask", {"question": QUESTION, "workDoneToken": "d"})
+        assert result["refusal_reason"] == "llm_error" and not result["grounded"]
+        assert endpoint in result["error"]
+        assert client.progress_log["d"][-1]["message"].startswith("The model failed: ")
+        assert result["refusal_text"].startswith("The model failed: ")
+        assert (await client.request("kebab/status", {}))["state"] in ("ready", "indexing")
+        assert len(llm.requests) == asked  # it went to the closed port, not the old endpoint
