@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import sqlite3
 from collections.abc import AsyncIterator
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from lsp_client import KebabClient, serving
+from lsp_client import KebabClient, serving, until
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -27,26 +26,25 @@ async def vscode(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Keba
         yield client
 
 
-def reports(client: KebabClient, token: object) -> list[dict[str, object]]:
-    return [v for v in client.progress_log[token] if v.get("kind") == "report"]
-
-
-async def test_initialize_indexes_the_workspace_with_progress(vscode: KebabClient) -> None:
-    status = await vscode.request("kebab/status", {})
-    assert status["state"] == "ready" and status["files"] == 16
-    tokens = [t for t in vscode.progress_log if str(t).startswith("kebab-index")]
-    assert len(tokens) == 1
-    values = vscode.progress_log[tokens[0]]
-    assert values[0]["kind"] == "begin" and values[0]["title"].startswith("kebab: indexing")
-    assert values[-1]["kind"] == "end"
-    messages = [v.get("message", "") for v in values if v["kind"] == "report"]
-    assert any(re.fullmatch(r"16/16 files", m) for m in messages), messages
-    percentages = [v["percentage"] for v in values if v["kind"] == "report"]
-    assert percentages == sorted(percentages) and percentages[-1] == 100
-    watched = [
-        r for r in vscode.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
-    ]
-    assert watched, "VS Code allows dynamic registration: the **/*.md watcher is registered"
+async def test_initialize_indexes_the_workspace_with_progress(tmp_path: Path) -> None:
+    # its own server: the module's one may have reindexed (another progress token) already
+    async with serving(tmp_path, "vscode") as client:
+        status = await client.wait_ready()
+        assert status["state"] == "ready" and status["files"] == 16
+        tokens = [t for t in client.progress_log if str(t).startswith("kebab-index")]
+        assert len(tokens) == 1
+        await until(lambda: client.ended(tokens[0]), "the indexing progress's end")
+        values = client.progress_log[tokens[0]]
+        assert values[0]["kind"] == "begin" and values[0]["title"].startswith("kebab: indexing")
+        messages = [v.get("message", "") for v in client.reports(tokens[0])]
+        assert any(re.fullmatch(r"16/16 files", m) for m in messages), messages
+        percentages = [v["percentage"] for v in client.reports(tokens[0])]
+        assert percentages == sorted(percentages) and percentages[-1] == 100
+        watched = [
+            r for r in client.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+        ]
+        assert watched, "VS Code allows dynamic registration: the **/*.md watcher is registered"
+        assert [t for t in client.progress_log if str(t).startswith("kebab-index")] == tokens
 
 
 async def test_ask_streams_reports_that_concatenate_to_the_answer(vscode: KebabClient) -> None:
@@ -59,7 +57,7 @@ async def test_ask_streams_reports_that_concatenate_to_the_answer(vscode: KebabC
         "message": values[0]["message"],
     }
     assert values[-1]["kind"] == "end" and "answered" in values[-1]["message"]
-    assert "".join(str(v["message"]) for v in reports(vscode, "ask-1")) == result["answer"]
+    assert "".join(str(v["message"]) for v in vscode.reports("ask-1")) == result["answer"]
     assert result["schema"] == "answer.v1" and result["grounded"]
     assert "02:30" in result["answer"]
     assert result["citations"][0]["path"] == "ops/backup.md"
@@ -75,7 +73,7 @@ async def test_server_creates_a_progress_token_when_the_client_gives_none(
     assert len(new) == 1
     values = vscode.progress_log[new[0]]
     assert [values[0]["kind"], values[-1]["kind"]] == ["begin", "end"]
-    assert "".join(str(v["message"]) for v in reports(vscode, new[0])) == result["answer"]
+    assert "".join(str(v["message"]) for v in vscode.reports(new[0])) == result["answer"]
 
 
 async def test_a_reused_token_streams_again(vscode: KebabClient) -> None:
@@ -172,20 +170,12 @@ async def test_reindex_command_rebuilds_with_progress(vscode: KebabClient) -> No
     assert result == {"reindexing": [str(vscode.root.resolve())]}
     await vscode.wait_ready()
 
-    def ended() -> set[object]:
-        new = {t for t in vscode.progress_log if str(t).startswith("kebab-index")} - before
-        return {
-            t
-            for t in new
-            if vscode.progress_log[t][-1:] and vscode.progress_log[t][-1]["kind"] == "end"
-        }
+    def new() -> set[object]:
+        return {t for t in vscode.progress_log if str(t).startswith("kebab-index")} - before
 
-    for _ in range(200):  # the rebuild's progress ends shortly after the index is ready
-        if ended():
-            break
-        await asyncio.sleep(0.05)
-    new = {t for t in vscode.progress_log if str(t).startswith("kebab-index")} - before
-    assert len(new) == 1 and ended() == new
+    # the rebuild's progress ends shortly after the index is ready
+    ended = await until(lambda: {t for t in new() if vscode.ended(t)}, "the rebuild's end")
+    assert len(new()) == 1 and ended == new()
 
 
 async def test_workspace_folders_can_be_added_and_removed(
@@ -213,9 +203,8 @@ async def test_workspace_folders_can_be_added_and_removed(
             types.WorkspaceFoldersChangeEvent(added=[], removed=[folder])
         )
     )
-    for _ in range(100):
-        if len((await vscode.request("kebab/status", {}))["folders"]) == 1:
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError("the removed folder is still listed")
+
+    async def removed() -> bool:
+        return len((await vscode.request("kebab/status", {}))["folders"]) == 1
+
+    await until(removed, "the removed folder leaving kebab/status")
