@@ -28,7 +28,7 @@ for _p in (TESTS, TESTS / "lsp"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from lsp_client import KebabClient, make_client, server_env  # noqa: E402
+from lsp_client import KebabClient, make_client, server_env, until  # noqa: E402
 from lsprotocol import types  # noqa: E402
 from pygls.protocol import JsonRPCRequestMessage  # noqa: E402
 
@@ -122,14 +122,14 @@ async def raw_request(client: KebabClient, method: str, params: Any, timeout: fl
 
 async def wait_indexed(client: KebabClient, files: int | None = None, timeout: float = 60) -> Any:
     """Poll kebab/status until the folder is synced (and, given `files`, holds that many)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
+
+    async def indexed() -> Any:
         status = await client.request("kebab/status", {})
         folder = status["folders"][0] if status["folders"] else {}
-        if status["state"] == "ready" and (files is None or folder.get("files") == files):
-            return status
-        assert asyncio.get_running_loop().time() < deadline, f"never indexed: {status}"
-        await asyncio.sleep(0.1)
+        done = status["state"] == "ready" and (files is None or folder.get("files") == files)
+        return status if done else None
+
+    return await until(indexed, f"indexing ({files} files)", timeout, every=0.1)
 
 
 # the CLI in a subprocess ---------------------------------------------------------------------

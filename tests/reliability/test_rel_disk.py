@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
@@ -25,9 +24,18 @@ import stat
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from rel_helpers import WORDS, generate, kebab_cli, listing, serve, without_root_override
+from rel_helpers import (
+    WORDS,
+    generate,
+    kebab_cli,
+    listing,
+    serve,
+    until,
+    without_root_override,
+)
 
 from kebab.workspace import Workspace
 
@@ -124,12 +132,12 @@ async def test_a_read_only_index_refuses_updates_clearly_and_still_answers(
             root, tmp_path, index_dir=str(index_dir), preexec=without_root_override
         ) as served:
             client = served.client
-            for _ in range(300):
-                status = await client.request("kebab/status", {})
-                folder = status["folders"][0]
-                if folder["error"]:
-                    break
-                await asyncio.sleep(0.1)
+
+            async def failed() -> Any:
+                folder = (await client.request("kebab/status", {}))["folders"][0]
+                return folder if folder["error"] else None
+
+            folder = await until(failed, "kebab/status naming the folder's error", 60, every=0.1)
             hits = await client.request(
                 "kebab/search", {"query": "kestrel osprey", "k": 3, "mode": "lexical"}
             )

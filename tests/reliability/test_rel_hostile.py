@@ -29,6 +29,7 @@ from rel_helpers import (
     cited_note,
     hover_params,
     serve,
+    until,
     wait_indexed,
 )
 
@@ -127,11 +128,12 @@ async def test_a_hostile_note_is_quoted_not_obeyed_and_the_api_key_never_leaks(
                 {"llm": {**settings, "endpoint": closed_port_url()}}, section="kebab"
             )
             client.workspace_did_change_configuration(types.DidChangeConfigurationParams(None))
-            for _ in range(200):
+
+            async def reconfigured() -> bool:
                 status = await client.request("kebab/status", {})
-                if status["folders"][0].get("llm", {}).get("endpoint") != model.url:
-                    break
-                await asyncio.sleep(0.05)
+                return status["folders"][0].get("llm", {}).get("endpoint") != model.url
+
+            await until(reconfigured, "the closed-port llm.endpoint applying")
             refused = await ask(Reply(["unused"]), "f-refused")
             assert refused is not None and refused["refusal_reason"] == "llm_error"
             assert "no LLM at" in refused["error"]
