@@ -4,13 +4,12 @@ edit, and following a citation (hover, definition, links, diagnostics, the refre
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from lsp_client import KebabClient, serving
+from lsp_client import KebabClient, serving, until
 from lsprotocol import types
 
 from kebab.markdown import content_hash
@@ -85,12 +84,11 @@ async def hover_text(client: KebabClient, uri: str, needle: str = "[^kb-1]") -> 
 
 
 async def diagnostics_for(client: KebabClient, uri: str, code: str) -> list[types.Diagnostic]:
-    for _ in range(100):
-        found = [d for d in client.diagnostics.get(uri, []) if d.code == code]
-        if found:
-            return found
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no {code!r} diagnostic on {uri}: {client.diagnostics.get(uri)}")
+    """The `code` diagnostics on `uri`, once they are published."""
+    return await until(
+        lambda: [d for d in client.diagnostics.get(uri, []) if d.code == code],
+        f"a {code!r} diagnostic published on {uri}",
+    )
 
 
 async def code_actions(
@@ -132,6 +130,7 @@ async def test_answer_with_kebab_puts_the_answer_under_the_question(vscode: Keba
     command = actions[0].command
     assert command is not None and list(command.arguments or []) == [uri, 4, QUESTION]
 
+    before = set(vscode.progress_log)
     result = await vscode.command(command.command, *(command.arguments or []))
     assert result["applied"] and result["answer"]["grounded"]
     lines = vscode.text(uri).split("\n")
@@ -147,8 +146,9 @@ async def test_answer_with_kebab_puts_the_answer_under_the_question(vscode: Keba
     ]
     assert new_defs and new_defs[0].path == "ops/backup.md" and len(new_defs[0].content_hash) == 12
     assert vscode.text(uri).endswith("\n") and not vscode.text(uri).endswith("\n\n")
-    progress = [t for t in vscode.progress_log if str(t).startswith("kebab-ask")]
-    assert progress, "the command shows progress while it answers"
+    asks = [t for t in vscode.progress_log if t not in before and str(t).startswith("kebab-ask")]
+    assert len(asks) == 1, "the command shows progress while it answers"
+    assert vscode.reports(asks[0]) and vscode.ended(asks[0])
     vscode.close(uri)  # unsaved: later answers must not quote this one
 
 
@@ -296,12 +296,10 @@ async def test_a_moved_passage_gets_a_quick_fix_that_refreshes_the_span(
     assert vscode.text(uri).split("\n")[5].endswith(f"L{start}–L{end}")
     value = await hover_text(vscode, uri)
     assert "moved" not in value and "changed" not in value
-    for _ in range(100):  # the diagnostic goes away once the span is right
-        if not [d for d in vscode.diagnostics.get(uri, []) if d.code == "moved"]:
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError("the moved diagnostic stayed after the fix")
+    await until(  # the diagnostic goes away once the span is right
+        lambda: not [d for d in vscode.diagnostics.get(uri, []) if d.code == "moved"],
+        "the moved diagnostic going away after the fix",
+    )
     vscode.close(source)
 
 
