@@ -35,6 +35,18 @@ local function wait(ms, cond, what)
   end
 end
 
+--- Let every callback already queued with vim.schedule run: they run in order, so a marker
+--- scheduled now runs after all of them.
+local function flush_scheduled()
+  local done = false
+  vim.schedule(function()
+    done = true
+  end)
+  wait(5000, function()
+    return done
+  end, "the callbacks queued with vim.schedule")
+end
+
 local function finish()
   local ok, text = pcall(vim.json.encode, out)
   if not ok then
@@ -281,6 +293,18 @@ function S.cancel()
     wait(15000, function()
       return #state.chunks >= 2
     end, "two streamed chunks")
+    -- the server's `$/progress` end for the cancelled answer, after all of its reports (Neovim's
+    -- own progress handler still sees it once kebab has let go of the token)
+    local ended = false
+    vim.api.nvim_create_autocmd("LspProgress", {
+      group = vim.api.nvim_create_augroup("kbtest_cancel", { clear = true }),
+      callback = function(ev)
+        local p = ev.data and ev.data.params or {}
+        if p.token == state.token and type(p.value) == "table" and p.value.kind == "end" then
+          ended = p.value.message
+        end
+      end,
+    })
     vim.cmd("KebabCancel")
     out.cancel = {
       status = state.status,
@@ -288,10 +312,17 @@ function S.cancel()
       chunks_at_cancel = #state.chunks,
       text_at_cancel = state.text,
     }
-    -- Neovim drops the response to a cancelled request: do not wait for it. Give stray
-    -- progress a moment to arrive, then check that nothing changed the float.
-    vim.wait(600)
+    -- Neovim drops the response to a cancelled request: do not wait for it. Wait for the end
+    -- of the answer's progress (nothing of that answer comes after it), then a round trip to
+    -- the server so whatever it sent before has been handled, then check that nothing changed
+    -- the float.
+    wait(15000, function()
+      return ended
+    end, "the cancelled answer's progress end")
+    request("kebab/status", {})
+    flush_scheduled()
     out.cancel.after = {
+      progress_end = ended,
       status = state.status,
       lines = state.panel:lines(),
       chunks = #state.chunks,
@@ -412,9 +443,7 @@ function S.insert_refused()
       local state = kebab.current()
       return #of("inserted") > 0 and state ~= nil and state.token == "insert"
     end, "the refusal's float")
-    vim.wait(300, function()
-      return false
-    end) -- let anything queued to be echoed (vim.schedule) run
+    flush_scheduled() -- anything queued to be echoed has been
     local state = kebab.current()
     out.insert_refused = vim.tbl_extend("force", outcome(state), {
       messages = vim.api.nvim_exec2("messages", { output = true }).output,

@@ -260,6 +260,7 @@ def test_cancel_marks_the_float_and_the_server_keeps_serving(cancelled: dict[str
     assert cancel["text_at_cancel"].startswith("Partial answer")
     assert "Cancelled. The answer stopped here." in cancel["lines"]
     after = cancel["after"]
+    assert after["progress_end"] == "cancelled"  # checked once the server had stopped it
     assert after["status"] == "cancelled" and after["lines"] == cancel["lines"]
     assert after["chunks"] == cancel["chunks_at_cancel"]
     assert after["results"] == 0 and after["errors"] == 0  # no response callback after a cancel
