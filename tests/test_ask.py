@@ -143,6 +143,16 @@ async def test_weak_evidence_is_refused_without_calling_the_model(
     assert server.requests == []
 
 
+async def test_a_value_no_note_holds_is_the_askers_own_not_a_reason_to_refuse(
+    make_ws: MakeWorkspace,
+) -> None:
+    """`20240917` is in no note; the question is still about the backup's schedule."""
+    ws = make_ws()
+    answer = await ask(ws, "The backup job I set up on 20240917: when does it run?")
+    assert answer.grounded, answer.answer
+    assert "02:30" in answer.answer
+
+
 async def test_empty_workspace_is_refused_without_calling_the_model(
     server: ModelServer, make_ws: MakeWorkspace, tmp_path: Path
 ) -> None:

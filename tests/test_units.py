@@ -131,6 +131,41 @@ def test_the_answer_does_not_splice_in_a_weaker_sentence_from_another_note(
 
 
 @pytest.mark.parametrize(
+    ("question", "answered"),
+    [
+        # the asker's own values are not names the notes must hold
+        ("Can I give a task a due time like 14:00 on 2024.09.17?", True),
+        # a long quoted message is recalled, not copied: the note words it its own way
+        ("Why does changing the status say 'Cannot set status: line is not a task'?", True),
+        # one name among several is context; the passage answers the question
+        (
+            "My on_event handler stopped running after I gave FastAPI a lifespan under Uvicorn.",
+            True,
+        ),
+        # the question is about names the evidence lacks: refused
+        ("How do I set pool_size and max_overflow for the engine?", False),
+        ("What port does Redis use?", False),
+    ],
+)
+def test_the_answer_is_refused_only_for_names_the_question_is_about(
+    embedder: UniversalSentenceEncoder, question: str, answered: bool
+) -> None:
+    evidence = [
+        _ev(1, "Dates", "A task's due date is a day: Tasks does not support a due time."),
+        _ev(2, "Status", "Changing the status only works on lines that are tasks."),
+        _ev(
+            3,
+            "Lifespan",
+            "When you pass a lifespan to FastAPI, the startup and shutdown event handlers are "
+            "no longer called, under Uvicorn or any other server.",
+        ),
+        _ev(4, "Engine", "The engine holds the database connections; the server port is 8000."),
+    ]
+    answer = Extractive(embedder).answer(question, evidence)
+    assert ("[#" in answer) == answered, answer
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "The session cookie carries no information about the user [#1].",

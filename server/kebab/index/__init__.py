@@ -214,9 +214,11 @@ class Index:
         weights = cjk_weights(question)
         other_latin, other_cjk = translated_terms(question)
         # As much as the notes are in the other language: all of it for a Korean question over
-        # English notes, about half in a collection that has each page in both.
+        # English notes, about half in a collection that has each page in both. English words
+        # are only looked for in Korean when most notes are Korean: Korean notes carry English
+        # terms anyway, and in a mixed collection the English notes answer an English question.
         korean = self.korean_share()
-        weight = TRANSLATED * (1.0 - korean if is_korean(question) else korean)
+        weight = TRANSLATED * (1.0 - korean if is_korean(question) else max(0.0, 2 * korean - 1))
         if weight > 0.01:
             weights.update(dict.fromkeys(other_latin, weight))
             weights.update(dict.fromkeys(other_cjk, weight / 2))  # a word is two bigrams or so
@@ -237,13 +239,16 @@ class Index:
         return share
 
     def unknown_words(self, question: str, besides: frozenset[str] = frozenset()) -> list[str]:
-        """The question's Latin-script content words (3+ letters) that no note contains. Korean
-        words are not judged: a Korean word missing from the Korean notes is no evidence that
-        the English notes lack the thing (`백업` asked of notes that say "backup"). Words found
+        """The question's Latin-script content words (3+ letters, not numbers) that no note
+        contains. Korean words are not judged: a Korean word missing from the Korean notes is
+        no evidence that the English notes lack the thing (`백업` asked of notes that say
+        "backup"). Words found
         only in the passages whose chunk ids are in `besides` (those holding the question
         itself) count as unknown too."""
         latin, _ = query_terms(question)
-        missing = set(self.lexical.unknown_terms([t for t in latin if len(t) >= 3], []))
+        # A number is a value the asker brings (`1700000000`, `8080`), not a thing to look up.
+        asked_terms = [t for t in latin if len(t) >= 3 and not t.isdigit()]
+        missing = set(self.lexical.unknown_terms(asked_terms, []))
         asked = _WORD.findall(question)
         words = dict.fromkeys(w for w in asked if set(latin_terms(w)) & missing)
         unknown = list(words) or sorted(missing)

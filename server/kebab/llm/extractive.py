@@ -260,14 +260,24 @@ def key_terms(question: str) -> list[str]:
 
 
 def missing_key_terms(question: str, evidence_text: str) -> list[str]:
-    """The question's key terms that the evidence lacks (a plural counts as its singular)."""
+    """The question's names that the evidence lacks (a plural counts as its singular), when
+    they are what the question is about: at least half of its names. One name missing among
+    several is context ("my old `on_event` handler stopped running" is answered from the
+    passage on `lifespan`). Values (`14:00`, `2024.09.17`, `30`) are the asker's own, and a
+    quoted phrase of three words or more is a message or label recalled from memory: neither
+    is a name the notes must hold."""
     haystack = evidence_text.lower()
 
     def present(term: str) -> bool:
         t = term.lower()
         return t in haystack or (t.endswith("s") and len(t) >= 3 and t[:-1] in haystack)
 
-    return [t for t in key_terms(question) if not present(t)]
+    names = [t for t in key_terms(question) if not _VALUE.fullmatch(t) and len(t.split()) < 3]
+    missing = [t for t in names if not present(t)]
+    return missing if missing and len(missing) * 2 >= len(names) else []
+
+
+_VALUE = re.compile(r"[\d.,:/-]+")
 
 
 def _context(ev: Evidence) -> str:
