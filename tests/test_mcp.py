@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -68,14 +69,16 @@ async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str,
     return result.structured_content
 
 
-async def ready(session: ClientSession) -> dict[str, Any]:
-    """Ask for the status until the background indexing is done (each call is an event)."""
-    for _ in range(600):
+async def ready(session: ClientSession, timeout: float = 120) -> dict[str, Any]:
+    """Ask for the status until the background indexing is done, or fail after `timeout` s
+    (a deadline, not a number of calls: on a busy machine indexing takes longer, calls don't)."""
+    deadline = time.monotonic() + timeout
+    while True:
         status = await call(session, "index_status")
         if status["index_state"] == "ready" and status["files"]:
             return status
-        await session.send_ping()
-    raise AssertionError(f"the index never became ready: {status}")
+        assert time.monotonic() < deadline, f"the index never became ready: {status}"
+        await asyncio.sleep(0.05)
 
 
 async def test_the_tools_an_agent_sees_are_read_only_and_described(agent: ClientSession) -> None:
@@ -146,7 +149,7 @@ async def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(
     ]:
         result = await agent.call_tool(tool, arguments)
         assert result.is_error, (tool, arguments)
-    assert (await call(agent, "index_status"))["files"] == 17
+    assert (await ready(agent))["files"] == 17  # on its own too: it waits for the index
 
 
 async def test_notes_are_returned_as_data_never_acted_on(agent: ClientSession) -> None:
