@@ -6,6 +6,7 @@ cell without its column, or the sentence next to the fact are what made answers 
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from kebab.embed.use import UniversalSentenceEncoder
@@ -192,3 +193,21 @@ def test_factual_negatives_are_not_refusals(text: str) -> None:
 )
 def test_a_model_saying_its_evidence_is_lacking_is_a_refusal(text: str) -> None:
     assert self_declared_lack(text)
+
+
+def test_a_korean_question_quotes_the_english_unit_holding_its_translated_words(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    grouping = _ev(
+        1,
+        "Grouping",
+        "Tasks in query results can be grouped by folder, by heading or by due date.",
+    )
+    sorting = _ev(2, "Sorting", "`sort by random` lists the tasks in a random order.")
+    # search was surer of the first passage; the words of the second answer the question
+    grouping, sorting = (
+        msgspec.structs.replace(grouping, score=1.0),
+        msgspec.structs.replace(sorting, score=0.0),
+    )
+    answer = Extractive(embedder).answer("할 일을 무작위 순서로 정렬하는 방법", [grouping, sorting])
+    assert answer == "`sort by random` lists the tasks in a random order. [#2]", answer

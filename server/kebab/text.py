@@ -265,6 +265,16 @@ def query_words(question: str) -> list[frozenset[str]]:
     return [w for w in words if w]
 
 
+def english_words(question: str) -> list[frozenset[str]]:
+    """A Korean question's words as an English note would hold them: its own Latin terms and
+    the glossary's English for its Korean words (`kebab.lexicon`); empty for other questions."""
+    if not is_korean(question):
+        return []
+    latin, _ = query_terms(question)
+    other, _ = translated_terms(question)
+    return [frozenset([t]) for t in dict.fromkeys(latin + other)]
+
+
 def coverage(words: list[frozenset[str]], have: set[str], context: set[str] | None = None) -> float:
     """Share of the question's words found in `have` (0..1), each word counting once; a Korean
     word counts by the share of its bigrams present; a word found only in `context` (the
