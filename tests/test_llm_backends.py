@@ -243,6 +243,8 @@ async def test_cancelled_answer_is_still_a_row(server: ModelServer, make_ws: Mak
     assert answer.answer == "".join(pieces) and answer.answer.startswith("Counting [#1]")
     [row] = answer_rows(ws.index.dir)
     assert row["id"] == answer.answer_id and row["refusal_reason"] == "cancelled"
+    [request] = server.requests  # and generation stopped: kebab closed the stream
+    assert await asyncio.to_thread(request.wait_end, 10) == "hung_up"
 
 
 # retries ------------------------------------------------------------------------------------
