@@ -63,8 +63,9 @@ class RagConfig(msgspec.Struct, forbid_unknown_fields=True):
     # for the index's embedding model (`rag.pipeline.CALIBRATED`), and with a model it has no
     # measurement for it gates on wording alone.
     min_cosine: float | None = None
-    # A question naming a word no note contains (e.g. "croissant", "Redis") is refused unless
-    # its best vector match is at least this close (names such as "Kafka" always are).
+    # A question naming a name no note contains ("Kafka", "Redis") is always refused; one with
+    # an everyday word no note contains ("croissant") is refused unless its best vector match
+    # is at least this close (unset: the value measured for the embedding model).
     unknown_word_cosine: float | None = None
     min_lexical_coverage: float = 0.34
     prompt_template_version: str = "rag-v1"
