@@ -15,9 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import MakeWorkspace
-from kebab.model import Citation
+from kebab.model import Citation, citation_range
 from kebab.rag import citations, footnotes
-from kebab.rag.pipeline import citation_range
 from llm_server import ModelServer, ask, llm_settings
 
 QUESTION = "What time does the nightly backup job run?"

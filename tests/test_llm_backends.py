@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from conftest import MakeWorkspace
+from kebab.errors import Cancelled
 from kebab.model import AskRequest, to_builtins
-from kebab.rag import pipeline
 from llm_server import (
     OLLAMA_PATH,
     OPENAI_PATH,
@@ -237,7 +237,7 @@ async def test_cancelled_answer_is_still_a_row(server: ModelServer, make_ws: Mak
     task.cancel()
     with pytest.raises(asyncio.CancelledError) as caught:
         await task
-    assert isinstance(caught.value, pipeline.Cancelled)
+    assert isinstance(caught.value, Cancelled)
     answer = caught.value.answer
     assert answer.refusal_reason == "cancelled" and answer.grounded is False
     assert answer.answer == "".join(pieces) and answer.answer.startswith("Counting [#1]")

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kebab.model import Answer
+
 
 class KebabError(Exception):
     """Base of every error kebab raises on purpose; the message is meant for the user."""
@@ -33,3 +39,11 @@ class LLMError(KebabError):
 
 class InvalidParams(KebabError):
     """A request's parameters are wrong; the message names the parameter."""
+
+
+class Cancelled(asyncio.CancelledError):
+    """A cancelled question that still carries its persisted partial answer (`Workspace.ask`)."""
+
+    def __init__(self, answer: Answer) -> None:
+        super().__init__("cancelled")
+        self.answer = answer

@@ -21,8 +21,8 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from kebab.errors import KebabError
-from kebab.index.files import NOTE_SUFFIXES, resolve_inside
 from kebab.model import to_builtins
+from kebab.paths import NOTE_SUFFIXES, resolve_inside
 from kebab.workspace import Workspace
 
 MAX_LINES = 400  # read_passage returns at most this many lines

@@ -239,3 +239,10 @@ class GeneratedNote(msgspec.Struct):
 def to_builtins(value: object) -> object:
     """Structs → plain JSON-able Python values (what LSP and --json send)."""
     return msgspec.to_builtins(value)
+
+
+def citation_range(start_line: int, end_line: int) -> Range:
+    """Whole lines, as an LSP range: from the first line's start to the line after the last."""
+    return Range(
+        start={"line": start_line - 1, "character": 0}, end={"line": end_line, "character": 0}
+    )

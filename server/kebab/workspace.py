@@ -19,10 +19,10 @@ from kebab.config import Config
 from kebab.embed import Embedder, make_embedder
 from kebab.errors import InvalidParams, WorkspaceError
 from kebab.index import Index, Progress
-from kebab.index.files import resolve_inside
 from kebab.llm import LanguageModel, make_llm
 from kebab.model import (
     Answer,
+    Chunk,
     GeneratedNote,
     Hit,
     IndexBuilding,
@@ -30,6 +30,7 @@ from kebab.model import (
     SearchMode,
     checked,
 )
+from kebab.paths import resolve_inside
 from kebab.rag import store as answers
 from kebab.search import Filters, Fusion, related, search
 from kebab.text import is_korean
@@ -72,6 +73,22 @@ class Workspace:
         if self._llm is None:
             self._llm = make_llm(self.cfg.llm, self.embedder, self.index)
         return self._llm
+
+    @property
+    def read_only(self) -> str | None:
+        """Why the index cannot be updated (it still answers as last built), or None."""
+        return self.index.read_only
+
+    @property
+    def index_dir(self) -> Path:
+        return self.index.dir
+
+    async def release_model(self) -> None:
+        """Close the answering model's connections; the next question opens new ones (a CLI
+        run answers inside one event loop and closes before the loop does)."""
+        if self._llm is not None:
+            await self._llm.aclose()
+            self._llm = None
 
     def close(self) -> None:
         self.index.close()
@@ -229,8 +246,9 @@ class Workspace:
         """Retrieval and the prompt `generate_note` would use; no model is called."""
         from kebab.rag import generate
 
-        rel = generate.output_path(self.root, output_path, overwrite=True)
-        return generate.plan(self.index, self.cfg, self.llm, topic, rel)
+        return generate.plan(
+            self.index, self.cfg, self.llm, topic, self.note_path(output_path, overwrite=True)
+        )
 
     def prepare(self, request: AskRequest) -> Prepared:
         """Retrieval, gate, packing and prompt only: what `--dry-run` shows."""
@@ -241,10 +259,34 @@ class Workspace:
     def history(self, limit: int = 20) -> list[dict[str, object]]:
         return answers.recent(self.index.store, limit)
 
+    def stored_answer(self, answer_id: int) -> Answer | None:
+        """An answer as it was saved (`answer.v1` `answer_id`), or None when there is none."""
+        return answers.get(self.index.store, answer_id)
+
+    def last_conversation(self) -> str | None:
+        """The thread of the last answer saved here (`kebab ask --continue`)."""
+        return answers.last_conversation(self.index.store)
+
+    def chunks_of(self, path: str) -> list[Chunk]:
+        """The indexed passages of the note at workspace-relative `path`, in order."""
+        return [c for _, c in self.index.store.chunks_of(path)]
+
+    def inside(self, path: str | Path) -> Path | None:
+        """The real path of `path` (relative to the root, or absolute) when it lies inside the
+        workspace, symlinks followed; None for `../..`, `/etc/passwd` or a link out."""
+        return resolve_inside(self.root, path)
+
     def relpath(self, path: str | Path) -> str | None:
         """Workspace-relative path of a file inside the root, or None when it is outside."""
-        real = resolve_inside(self.root, path)
+        real = self.inside(path)
         return None if real is None else real.relative_to(self.root).as_posix()
+
+    def note_path(self, output_path: str | Path, overwrite: bool = False) -> str:
+        """Where `generate_note` would write (workspace-relative); raises WorkspaceError when
+        the path is outside the root, a folder, or exists and `overwrite` is False."""
+        from kebab.rag import generate
+
+        return generate.output_path(self.root, output_path, overwrite)
 
     def status(self) -> dict[str, object]:
         return self.index.status()

@@ -17,8 +17,6 @@ from kebab.cli.commands import (
 )
 from kebab.errors import KebabError
 from kebab.model import Answer, AskRequest, Conflict, to_builtins
-from kebab.rag import store as answers
-from kebab.rag.conflicts import describe as describe_conflict
 from kebab.workspace import Workspace
 
 
@@ -31,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
         if args.queries:
             return asyncio.run(_batch(ws, args))
         # A new question starts a thread of its own (the engine names it); --continue follows up.
-        conversation = answers.last_conversation(ws.index.store) if args.cont else None
+        conversation = ws.last_conversation() if args.cont else None
         req = AskRequest(
             question=args.question,
             k=args.k,
@@ -79,9 +77,7 @@ async def _ask(
     try:
         return await ws.ask(req, on_text, on_conflicts)
     finally:
-        if ws._llm is not None:
-            await ws._llm.aclose()
-            ws._llm = None
+        await ws.release_model()
 
 
 async def _batch(ws: Workspace, args: argparse.Namespace) -> int:
@@ -96,7 +92,8 @@ async def _batch(ws: Workspace, args: argparse.Namespace) -> int:
 def _print_conflicts(conflicts: list[Conflict]) -> None:
     """Disagreeing notes, before the answer: the reader decides which one is right."""
     for c in conflicts:
-        print(f"⚠ Notes disagree: {describe_conflict(c)}")
+        detail = f" — {c.detail}" if c.detail else ""
+        print(f"⚠ Notes disagree: [#{c.a}] {c.a_source} vs [#{c.b}] {c.b_source}{detail}")
     if conflicts:
         print(flush=True)
 

@@ -30,10 +30,10 @@ def open_workspace(args: argparse.Namespace, overrides: dict[str, Any] | None = 
 def refresh(ws: Workspace) -> None:
     """Bring the index up to date before reading it; an index that cannot be written (a
     read-only folder, a full disk) is read as it was last built, with a warning."""
-    if ws.index.read_only:
+    if ws.read_only:
         print(
-            f"kebab: warning: the index at {ws.index.dir} cannot be updated "
-            f"({ws.index.read_only}); using it as it was last built",
+            f"kebab: warning: the index at {ws.index_dir} cannot be updated "
+            f"({ws.read_only}); using it as it was last built",
             file=sys.stderr,
         )
         return

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from kebab.cli.commands import _print_json, llm_overrides, open_workspace
 from kebab.model import GeneratedNote
-from kebab.rag import generate
 from kebab.workspace import Workspace
 
 
@@ -17,7 +16,7 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output).expanduser().absolute()  # relative to where kebab runs
     with open_workspace(args, llm_overrides(args)) as ws:
         if not args.dry_run:  # fail before indexing and retrieval
-            generate.output_path(ws.root, output, overwrite=args.yes)
+            ws.note_path(output, overwrite=args.yes)
         ws.refresh()
         if args.dry_run:
             _dry_run(ws, args.topic, output, args.json)
@@ -39,9 +38,7 @@ async def _generate(ws: Workspace, topic: str, output: Path, overwrite: bool) ->
     try:
         return await ws.generate_note(topic, output, overwrite)
     finally:
-        if ws._llm is not None:
-            await ws._llm.aclose()
-            ws._llm = None
+        await ws.release_model()
 
 
 def _print_note(note: GeneratedNote) -> None:

@@ -15,10 +15,10 @@ from pathlib import Path
 import pathspec
 
 from kebab.model import Skipped
+from kebab.paths import NOTE_SUFFIXES, is_inside
 
 _ALWAYS_SKIPPED = {".git", ".obsidian", "node_modules", ".venv", "__pycache__", ".kebab"}
 _IGNORE_FILES = (".gitignore", ".kebabignore")
-NOTE_SUFFIXES = (".md", ".markdown")
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def _walk(
                 shown = os.fsencode(child_rel).decode("utf-8", "replace")
                 skipped.append(Skipped(shown, "name is not valid UTF-8; rename it to index it"))
             continue
-        if is_link and not _inside(root, Path(os.path.realpath(entry.path))):
+        if is_link and not is_inside(root, Path(os.path.realpath(entry.path))):
             skipped.append(Skipped(child_rel, "symlink points outside the workspace"))
             continue
         if is_dir:
@@ -128,25 +128,12 @@ def read_note(note: NoteFile, max_bytes: int) -> tuple[str | None, str | None]:
         )
 
 
-def resolve_inside(root: Path, path: str | Path) -> Path | None:
-    """`path` (absolute or root-relative) resolved, or None when it leaves the workspace."""
-    candidate = Path(path)
-    if not candidate.is_absolute():
-        candidate = root / candidate
-    real = Path(os.path.realpath(candidate))
-    return real if _inside(root.resolve(), real) else None
-
-
 def _is_utf8(name: str) -> bool:
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:  # undecodable bytes surface as lone surrogates
         return False
     return True
-
-
-def _inside(root: Path, path: Path) -> bool:
-    return path == root or root in path.parents
 
 
 def _ignore_specs(folder: Path) -> list[pathspec.PathSpec]:

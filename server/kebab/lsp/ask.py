@@ -15,14 +15,13 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
-from kebab.errors import KebabError
-from kebab.index.files import resolve_inside
+from kebab.errors import Cancelled, KebabError
 from kebab.lsp import params as params_mod
 from kebab.lsp import progress
 from kebab.lsp.folders import Folder
 from kebab.lsp.server import KebabServer
-from kebab.model import Answer, AskRequest, Hit, SearchMode, Turn, to_builtins
-from kebab.rag.pipeline import Cancelled, citation_range
+from kebab.model import Answer, AskRequest, Hit, SearchMode, Turn, citation_range, to_builtins
+from kebab.paths import resolve_inside
 
 ASK, SEARCH, STATUS, RELATED = "kebab/ask", "kebab/search", "kebab/status", "kebab/related"
 ASK_COMMAND, REINDEX_COMMAND = "kebab.ask", "kebab.reindex"

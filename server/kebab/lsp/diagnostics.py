@@ -146,7 +146,7 @@ def _resolve_all(
 
     def chunks_of(path: str) -> list[Chunk]:
         try:
-            return [c for _, c in ws.index.store.chunks_of(path)] if ws is not None else []
+            return ws.chunks_of(path) if ws is not None else []
         except Exception:  # the Workspace closed under us (settings changed): scan the text
             return []
 

@@ -25,8 +25,8 @@ from kebab.lsp import text as textmod
 from kebab.workspace import Workspace
 
 if TYPE_CHECKING:
-    from kebab.embed import Embedder
     from kebab.lsp.indexing import Indexer
+    from kebab.workspace import Embedder
 
 log = logging.getLogger(__name__)
 

@@ -255,7 +255,7 @@ def _write_buffers(ws: Workspace, due: dict[str, str], buffers: dict[str, str]) 
     the ignore rules and size limits."""
     unknown = False
     for path, text in due.items():
-        if ws.index.store.chunks_of(path):
+        if ws.chunks_of(path):
             ws.update_text(path, text)
         else:
             unknown = True

@@ -21,7 +21,6 @@ from kebab.lsp import text as textmod
 from kebab.lsp.server import KebabServer
 from kebab.model import Answer, AskRequest, to_builtins
 from kebab.rag import footnotes
-from kebab.rag import store as answers
 
 COMMAND = "kebab.insertAnswer"
 TITLE = "Answer with kebab"
@@ -101,7 +100,7 @@ async def insert_answer(ls: KebabServer, *args: Any) -> Any:
         raise JsonRpcInvalidParams(f"{COMMAND}: line {line} is not in {uri}")
     if answer_id is not None:
         async with folder.use() as ws:
-            stored = await asyncio.to_thread(answers.get, ws.index.store, answer_id)
+            stored = await asyncio.to_thread(ws.stored_answer, answer_id)
         if stored is None or not stored.grounded:
             raise JsonRpcInvalidParams(f"{COMMAND}: no grounded answer with id {answer_id}")
         callout = bool(_QUOTE.match(snap.lines[line]))

@@ -9,10 +9,10 @@ import asyncio
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from kebab.index.files import resolve_inside
 from kebab.lsp import notes
 from kebab.lsp import text as textmod
 from kebab.lsp.server import KebabServer
+from kebab.paths import resolve_inside
 
 _NOTICE = {
     "changed": "⚠ source changed since this answer",

@@ -17,10 +17,10 @@ from typing import Literal
 
 from pygls.lsp.server import LanguageServer
 
-from kebab.index.files import resolve_inside
 from kebab.lsp import text as textmod
 from kebab.markdown import content_hash, normalise_newlines
 from kebab.model import Chunk
+from kebab.paths import resolve_inside
 from kebab.rag import footnotes
 from kebab.rag.footnotes import Definition
 

@@ -75,11 +75,5 @@ def parse(reply: str, evidence: list[Evidence]) -> list[Conflict]:
     return list(out.values())[:MAX_CONFLICTS]
 
 
-def describe(c: Conflict) -> str:
-    """One line for a terminal: `[#1] ops/backup.md:12-26 vs [#3] … — detail`."""
-    line = f"[#{c.a}] {c.a_source} vs [#{c.b}] {c.b_source}"
-    return f"{line} — {c.detail}" if c.detail else line
-
-
 def _source(ev: Evidence) -> str:
     return f"{ev.path}:{ev.start_line}-{ev.end_line}"

@@ -24,7 +24,6 @@ from kebab import tokens
 from kebab.config import Config
 from kebab.errors import LLMError, WorkspaceError
 from kebab.index import Index
-from kebab.index.files import resolve_inside
 from kebab.llm import (
     Evidence,
     GenerateRequest,
@@ -35,6 +34,7 @@ from kebab.llm import (
     is_generative,
 )
 from kebab.model import AskRequest, GeneratedNote, Hit, ModelInfo, RefusalReason, Retrieval, Usage
+from kebab.paths import resolve_inside
 from kebab.rag import citations, footnotes, pipeline, prompt
 from kebab.rag.pipeline import Prepared
 

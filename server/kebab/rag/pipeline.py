@@ -26,7 +26,7 @@ import msgspec
 
 from kebab import tokens
 from kebab.config import Config
-from kebab.errors import LLMError
+from kebab.errors import Cancelled, LLMError
 from kebab.index import Index, versions
 from kebab.llm import Evidence, GenerateRequest, LanguageModel, Message, is_generative
 from kebab.model import (
@@ -37,11 +37,11 @@ from kebab.model import (
     EmbeddingInfo,
     Hit,
     ModelInfo,
-    Range,
     RefusalReason,
     Retrieval,
     Turn,
     Usage,
+    citation_range,
 )
 from kebab.rag import citations, conflicts, footnotes, hyde, prompt, relevance
 from kebab.rag import store as answers
@@ -313,14 +313,6 @@ async def _generate(
     return await asyncio.to_thread(finish, index, cfg, llm, p, text, refusal, error, first_ms)
 
 
-class Cancelled(asyncio.CancelledError):
-    """Cancellation that still carries the persisted partial answer."""
-
-    def __init__(self, answer: Answer) -> None:
-        super().__init__("cancelled")
-        self.answer = answer
-
-
 def finish(
     index: Index,
     cfg: Config,
@@ -458,13 +450,6 @@ def result_hash(answer: Answer, cfg: Config, req: AskRequest) -> str:
     return hashlib.sha256(
         json.dumps(payload, ensure_ascii=False, sort_keys=True).encode()
     ).hexdigest()
-
-
-def citation_range(start_line: int, end_line: int) -> Range:
-    """Whole lines, as an LSP range: from the first line's start to the line after the last."""
-    return Range(
-        start={"line": start_line - 1, "character": 0}, end={"line": end_line, "character": 0}
-    )
 
 
 def citation(index: Index, marker: int, ev: Evidence | None, hit: Hit) -> Citation:
