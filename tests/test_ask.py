@@ -362,7 +362,7 @@ async def test_extractive_default_answers_the_fixture_questions(make_ws: MakeWor
     assert len(answerable) >= 20 and len(unanswerable) >= 10
     assert grounded >= 0.80, report
     # An everyday word no note has ("croissants", "kick off") refuses only with a weak match in
-    # meaning (rag.pipeline.CALIBRATED): the near-miss croissant question is answered from the
+    # meaning (rag.gate.CALIBRATED): the near-miss croissant question is answered from the
     # sourdough note, which is the price of not refusing "when does the backup kick off?".
     assert refused >= 0.60, report
     assert cited_gold >= 0.80, report

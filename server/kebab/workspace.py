@@ -37,8 +37,9 @@ from kebab.text import is_korean
 
 if TYPE_CHECKING:  # answering is imported when first asked: `status` and `search` skip it
     from kebab.model import AskRequest
+    from kebab.rag.gate import Prepared
     from kebab.rag.generate import NotePlan
-    from kebab.rag.pipeline import OnConflicts, OnText, Prepared
+    from kebab.rag.pipeline import OnConflicts, OnText
 
 log = logging.getLogger(__name__)
 
@@ -219,7 +220,7 @@ class Workspace:
     ) -> Answer:
         """Answer a question with citations, streaming text pieces to `on_text`.
 
-        On cancellation the partial answer is persisted and `pipeline.Cancelled` (a
+        On cancellation the partial answer is persisted and `errors.Cancelled` (a
         CancelledError carrying it) propagates. `on_conflicts` hears the disagreements found
         among the evidence (`rag.detect_conflicts`) before the answer starts.
         """

@@ -35,8 +35,8 @@ from kebab.llm import (
 )
 from kebab.model import AskRequest, GeneratedNote, Hit, ModelInfo, RefusalReason, Retrieval, Usage
 from kebab.paths import resolve_inside
-from kebab.rag import citations, footnotes, pipeline, prompt
-from kebab.rag.pipeline import Prepared
+from kebab.rag import citations, footnotes, gate, pipeline, prompt
+from kebab.rag.gate import Prepared
 
 TEMPLATE = "note-v1"
 EXTRACTIVE_TEMPLATE = "note-extractive-v1"
@@ -85,7 +85,7 @@ def output_path(root: Path, output: str | Path, overwrite: bool = False) -> str:
 
 def plan(index: Index, cfg: Config, llm: LanguageModel, topic: str, rel: str) -> NotePlan:
     """Retrieve, gate, pack and build the `note-v1` prompt; no model is called."""
-    p = pipeline.retrieve(index, cfg, AskRequest(question=topic, k=K))
+    p = gate.retrieve(index, cfg, AskRequest(question=topic, k=K))
     p.hits = [h for h in p.hits if h.path != rel]  # an older version of the note is no source
     if not p.hits and p.refusal is None:
         p.refusal = "no_chunks"
@@ -230,7 +230,7 @@ def _result(
             p.trace_id,
             cfg.search.mode,
             K,
-            pipeline.gate_cosines(cfg, index.embedder.id if index.embedder else None)[0] or 0.0,
+            gate.gate_cosines(cfg, index.embedder.id if index.embedder else None)[0] or 0.0,
             round(p.top_cosine, 4),
             len(p.hits),
             len(p.evidence),
