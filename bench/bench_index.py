@@ -27,7 +27,7 @@ from unittest import mock
 from _common import corpus_root, emit, log, machine, make_use_embedder, rss, stats_ms
 from _instrument import AloneTwin, PhaseTimes, clock, since
 from kebab import markdown
-from kebab.index import embedding_text
+from kebab.index import embedding_text, vector_rows
 from kebab.model import Chunk
 from kebab.workspace import Workspace
 
@@ -110,7 +110,9 @@ def bench_corpus(name: str, index_dir: Path, emb: Any, edits: int, resyncs: int)
         "phases": phases.report(),
     }
 
-    rows = ws.index.store.pending_embeddings(emb.id, 1 << 40)  # the texts embed() will take
+    rows = vector_rows.pending_embeddings(
+        ws.index.store, emb.id, 1 << 40
+    )  # the texts embed() will take
     pending: dict[str, Chunk] = {}
     for _, content_hash, chunk in rows:
         pending.setdefault(content_hash, chunk)  # each text once, at its first chunk

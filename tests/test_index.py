@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+from kebab.index import vector_rows
 from kebab.model import IndexSummary
 from kebab.workspace import Workspace
 
@@ -392,7 +393,7 @@ def test_every_multi_unit_passage_gets_one_stored_vector_per_unit(
     write_note(notes, "services.md", text)
     ws = open_workspace(notes)
     ws.refresh()
-    assert ws.index.store.count_pending(ws.index.units_model(), "unit_vectors") == 0
+    assert vector_rows.count_pending(ws.index.store, ws.index.units_model(), "unit_vectors") == 0
     chunks = {c.heading_path[-1]: c for _, c in ws.index.store.chunks_of("services.md")}
     stored = ws.index.unit_vectors([c.content_hash for c in chunks.values()])
     many = chunks["Services"]
@@ -401,9 +402,9 @@ def test_every_multi_unit_passage_gets_one_stored_vector_per_unit(
     mail = stored[chunks["Mail"].content_hash]
     assert mail.shape == (1, ws.embedder.dim)
     assert (
-        ws.index.store.unit_vectors(ws.index.units_model(), [chunks["Mail"].content_hash])[
-            chunks["Mail"].content_hash
-        ].size
+        vector_rows.unit_vectors(
+            ws.index.store, ws.index.units_model(), [chunks["Mail"].content_hash]
+        )[chunks["Mail"].content_hash].size
         == 0
     )
     # row i is unit i: the sentence that answers is the one closest to the question

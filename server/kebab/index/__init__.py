@@ -28,7 +28,7 @@ from kebab import units
 from kebab.config import Config
 from kebab.embed import Embedder
 from kebab.errors import EmbedderError, IndexError_
-from kebab.index import backlog, opening, syncing
+from kebab.index import backlog, opening, syncing, vector_rows
 from kebab.index.backlog import embedding_text
 from kebab.index.disk import keep_private, reason
 from kebab.index.lexical import query_terms
@@ -179,7 +179,7 @@ class Index:
         """Stored passage vectors by chunk key (for scoring passages only one retriever found)."""
         if self.embedder is None or not keys:
             return {}
-        found, vecs = self.store.vectors_for(self.embedder.id, keys)
+        found, vecs = vector_rows.vectors_for(self.store, self.embedder.id, keys)
         return dict(zip(found, vecs, strict=True))
 
     def unit_vectors(self, hashes: list[str]) -> dict[str, np.ndarray]:
@@ -187,11 +187,11 @@ class Index:
         one unit has none of its own: its passage vector (1 × dim) stands for its unit."""
         if self.embedder is None:
             return {}
-        out = self.store.unit_vectors(self.units_model(), hashes)
+        out = vector_rows.unit_vectors(self.store, self.units_model(), hashes)
         single = [h for h, m in out.items() if not len(m)]
         for h in single:
             del out[h]
-        for h, v in self.store.vectors_by_hash(self.embedder.id, single).items():
+        for h, v in vector_rows.vectors_by_hash(self.store, self.embedder.id, single).items():
             out[h] = v[None, :]
         return out
 
@@ -203,7 +203,7 @@ class Index:
     def pending_vectors(self) -> int:
         if self.embedder is None or self.vectors is None:
             return 0
-        return self.store.count_pending(self.embedder.id)
+        return vector_rows.count_pending(self.store, self.embedder.id)
 
     # reading ---------------------------------------------------------------------------------
     def lexical_search(self, question: str, limit: int) -> list[tuple[int, float]]:

@@ -12,6 +12,7 @@ import numpy as np
 
 from kebab import markdown, units
 from kebab.errors import EmbedderError
+from kebab.index import vector_rows
 from kebab.index.disk import failing_writes
 from kebab.model import Chunk
 
@@ -37,12 +38,12 @@ def embed_pending(
     passage texts were embedded."""
     if ix.embedder is None or ix.vectors is None or ix.read_only:
         return 0
-    total = ix.store.count_pending(ix.embedder.id)
+    total = vector_rows.count_pending(ix.store, ix.embedder.id)
     done = 0
     last_save = time.monotonic()
     after = -1
     while not (should_stop and should_stop()):
-        rows = ix.store.pending_embeddings(ix.embedder.id, batch_size, after)
+        rows = vector_rows.pending_embeddings(ix.store, ix.embedder.id, batch_size, after)
         if not rows:
             break
         after = rows[-1][0]
@@ -55,8 +56,8 @@ def embed_pending(
             break
         hashes = [h for h, _ in pending]
         with failing_writes(ix.dir):
-            ix.store.put_embeddings(ix.embedder.id, hashes, vecs)
-        keys, stored = ix.store.vectors_for_hashes(ix.embedder.id, hashes)
+            vector_rows.put_embeddings(ix.store, ix.embedder.id, hashes, vecs)
+        keys, stored = vector_rows.vectors_for_hashes(ix.store, ix.embedder.id, hashes)
         ix.vectors.add(keys, stored)
         done += len(pending)
         if progress:
@@ -80,11 +81,11 @@ def embed_units(
     the passage's single vector blurs. Runs after passages, so search never waits on it."""
     assert ix.embedder is not None
     model = ix.units_model()
-    total = ix.store.count_pending(model, "unit_vectors")
+    total = vector_rows.count_pending(ix.store, model, "unit_vectors")
     done, after = 0, -1
     per_batch = max(batch_size // 4, 8)  # passages per batch; each brings several units
     while not (should_stop and should_stop()):
-        rows = ix.store.pending_units(ix.embedder.id, model, per_batch, after)
+        rows = vector_rows.pending_units(ix.store, ix.embedder.id, model, per_batch, after)
         if not rows:
             break
         after = rows[-1][0]
@@ -104,7 +105,9 @@ def embed_units(
             log.warning("embedding stopped: %s", e)
             break
         with failing_writes(ix.dir):
-            ix.store.put_unit_vectors(model, [(h, vecs[i : i + n]) for h, i, n in spans])
+            vector_rows.put_unit_vectors(
+                ix.store, model, [(h, vecs[i : i + n]) for h, i, n in spans]
+            )
         done += len(todo)
         if progress:
             progress("units", done, total)

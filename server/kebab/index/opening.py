@@ -7,6 +7,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from kebab.errors import EmbedderError, IndexError_
+from kebab.index import vector_rows
 from kebab.index.disk import write_atomic
 from kebab.index.lexical import Lexical
 from kebab.index.vectors import FILE as VECTORS_FILE
@@ -91,16 +92,16 @@ def open_vectors(ix: Index) -> None:
             db.execute("DELETE FROM embeddings WHERE model != ?", (ix.embedder.id,))
     # Unit vectors of another model or another way of splitting units are stale. Nothing
     # is written when nothing changed: opening to read costs no transaction.
-    stale_units = ix.store.has_other_units(ix.units_model())
+    stale_units = vector_rows.has_other_units(ix.store, ix.units_model())
     if not ix.read_only and (ix.store.get_meta("embedding") != model or stale_units):
         with ix.store.transaction() as db:
             ix.store.set_meta(db, "embedding", model)
             db.execute("DELETE FROM unit_vectors WHERE model != ?", (ix.units_model(),))
     ix.vectors = Vectors(path, ix.embedder.dim)
     have = ix.vectors.keys()
-    want = ix.store.vector_keys(ix.embedder.id)
+    want = vector_rows.vector_keys(ix.store, ix.embedder.id)
     if have != want:  # a crash lost a save, or chunks changed since: repair from SQLite
         ix.vectors.remove(sorted(have - want))
-        keys, vecs = ix.store.vectors_for(ix.embedder.id, sorted(want - have))
+        keys, vecs = vector_rows.vectors_for(ix.store, ix.embedder.id, sorted(want - have))
         ix.vectors.add(keys, vecs if keys else vecs[:0])
         ix.save_vectors()

@@ -14,8 +14,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from kebab.model import Chunk, Document
 
 _SCHEMA = """
@@ -40,7 +38,7 @@ CREATE TABLE IF NOT EXISTS unit_vectors (
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 """
 
-_CHUNK_COLS = (
+CHUNK_COLUMNS = (
     "key, id, path, heading_path, start_line, end_line, text, content_hash, tokens, title, tags"
 )
 
@@ -153,7 +151,7 @@ class Store:
         keys = []
         for c in chunks:
             cur = db.execute(
-                f"INSERT INTO chunks({_CHUNK_COLS.split(', ', 1)[1]}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO chunks({CHUNK_COLUMNS.split(', ', 1)[1]}) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     c.id,
                     c.path,
@@ -176,37 +174,37 @@ class Store:
         with self.lock:
             for i in range(0, len(keys), 500):
                 part = keys[i : i + 500]
-                q = f"SELECT {_CHUNK_COLS} FROM chunks WHERE key IN ({','.join('?' * len(part))})"
+                q = f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE key IN ({','.join('?' * len(part))})"
                 for row in self.db.execute(q, part):
-                    out[row[0]] = _chunk(row)
+                    out[row[0]] = chunk_from_row(row)
         return out
 
     def chunks_of(self, path: str) -> list[tuple[int, Chunk]]:
         with self.lock:
             rows = self.db.execute(
-                f"SELECT {_CHUNK_COLS} FROM chunks WHERE path=? ORDER BY start_line", (path,)
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE path=? ORDER BY start_line", (path,)
             ).fetchall()
-        return [(r[0], _chunk(r)) for r in rows]
+        return [(r[0], chunk_from_row(r)) for r in rows]
 
     def chunk_by_id(self, chunk_id: str) -> tuple[int, Chunk] | None:
         with self.lock:
             row = self.db.execute(
-                f"SELECT {_CHUNK_COLS} FROM chunks WHERE id=?", (chunk_id,)
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id=?", (chunk_id,)
             ).fetchone()
-        return (row[0], _chunk(row)) if row else None
+        return (row[0], chunk_from_row(row)) if row else None
 
     def iter_chunks(self, batch: int = 2000) -> Iterator[list[tuple[int, Chunk]]]:
         last = -1
         while True:
             with self.lock:
                 rows = self.db.execute(
-                    f"SELECT {_CHUNK_COLS} FROM chunks WHERE key>? ORDER BY key LIMIT ?",
+                    f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE key>? ORDER BY key LIMIT ?",
                     (last, batch),
                 ).fetchall()
             if not rows:
                 return
             last = rows[-1][0]
-            yield [(r[0], _chunk(r)) for r in rows]
+            yield [(r[0], chunk_from_row(r)) for r in rows]
 
     def sample_texts(self, n: int) -> list[str]:
         """The openings of about `n` passages spread over the whole index (every k-th key)."""
@@ -224,163 +222,7 @@ class Store:
             chunks = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
         return int(docs), int(chunks)
 
-    # embeddings ----------------------------------------------------------------------------
-    def pending_embeddings(
-        self, model: str, limit: int, after_key: int = -1
-    ) -> list[tuple[int, str, Chunk]]:
-        """(key, content hash, chunk) of chunks after `after_key` with no vector for `model` yet,
-        walked in key order (an index range scan, not a sort of everything pending)."""
-        with self.lock:
-            rows = self.db.execute(
-                f"SELECT {_CHUNK_COLS} FROM chunks c WHERE c.key > ? AND NOT EXISTS (SELECT 1 "
-                "FROM embeddings e WHERE e.content_hash=c.content_hash AND e.model=?) "
-                "ORDER BY c.key LIMIT ?",
-                (after_key, model, limit),
-            ).fetchall()
-        return [(r[0], r[7], _chunk(r)) for r in rows]
-
-    def count_pending(self, model: str, table: str = "embeddings") -> int:
-        """Distinct passage texts with no row of `model` in `table` (embeddings, unit_vectors)."""
-        assert table in ("embeddings", "unit_vectors")
-        with self.lock:
-            return int(
-                self.db.execute(
-                    "SELECT count(DISTINCT content_hash) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM "
-                    f"{table} e WHERE e.content_hash=c.content_hash AND e.model=?)",
-                    (model,),
-                ).fetchone()[0]
-            )
-
-    def put_embeddings(self, model: str, hashes: list[str], vectors: np.ndarray) -> None:
-        with self.transaction() as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
-                [
-                    (h, model, v.astype(np.float32).tobytes())
-                    for h, v in zip(hashes, vectors, strict=True)
-                ],
-            )
-
-    def vectors_for_hashes(self, model: str, hashes: list[str]) -> tuple[list[int], np.ndarray]:
-        """(chunk keys, vectors) of the chunks whose content is one of `hashes`."""
-        with self.lock:
-            marks = ",".join("?" * len(hashes))
-            keys = [
-                r[0]
-                for r in self.db.execute(
-                    f"SELECT key FROM chunks WHERE content_hash IN ({marks})", hashes
-                )
-            ]
-        return self.vectors_for(model, keys)
-
-    def vector_keys(self, model: str) -> set[int]:
-        """Keys of the chunks whose content has a vector of `model` (no vector is read)."""
-        with self.lock:
-            rows = self.db.execute(
-                "SELECT c.key FROM chunks c JOIN embeddings e ON "
-                "e.content_hash=c.content_hash AND e.model=?",
-                (model,),
-            ).fetchall()
-        return {r[0] for r in rows}
-
-    def has_other_units(self, model: str) -> bool:
-        """Whether unit vectors of another model (or way of splitting) are stored."""
-        with self.lock:
-            return (
-                self.db.execute(
-                    "SELECT 1 FROM unit_vectors WHERE model != ? LIMIT 1", (model,)
-                ).fetchone()
-                is not None
-            )
-
-    def vectors_for(
-        self, model: str, keys: list[int] | None = None
-    ) -> tuple[list[int], np.ndarray]:
-        """(chunk keys, vectors) for chunks whose content has a vector; all chunks when keys is None."""
-        sql = (
-            "SELECT c.key, e.vector FROM chunks c JOIN embeddings e ON "
-            "e.content_hash=c.content_hash AND e.model=?"
-        )
-        out_keys: list[int] = []
-        rows: list[bytes] = []
-        with self.lock:
-            if keys is None:
-                for k, v in self.db.execute(sql + " ORDER BY c.key", (model,)):
-                    out_keys.append(k)
-                    rows.append(v)
-            else:
-                for i in range(0, len(keys), 500):
-                    part = keys[i : i + 500]
-                    q = sql + f" WHERE c.key IN ({','.join('?' * len(part))})"
-                    for k, v in self.db.execute(q, (model, *part)):
-                        out_keys.append(k)
-                        rows.append(v)
-        if not rows:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        return out_keys, np.frombuffer(b"".join(rows), dtype=np.float32).reshape(len(rows), -1)
-
     # unit vectors: one float16 matrix per passage, a row per quotable unit ------------------
-    def pending_units(
-        self, model: str, units_model: str, limit: int, after_key: int = -1
-    ) -> list[tuple[int, Chunk]]:
-        """(key, chunk) of chunks after `after_key` that have a passage vector of `model` but no
-        unit vectors of `units_model` yet: units are filled after passages, so search has
-        passages first."""
-        with self.lock:
-            rows = self.db.execute(
-                f"SELECT {_CHUNK_COLS} FROM chunks c WHERE c.key > ? AND EXISTS (SELECT 1 FROM "
-                "embeddings e WHERE e.content_hash=c.content_hash AND e.model=?) AND NOT EXISTS "
-                "(SELECT 1 FROM unit_vectors u WHERE u.content_hash=c.content_hash AND u.model=?) "
-                "ORDER BY c.key LIMIT ?",
-                (after_key, model, units_model, limit),
-            ).fetchall()
-        return [(r[0], _chunk(r)) for r in rows]
-
-    def put_unit_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
-        """(content hash, units × dim matrix) per passage; an empty matrix marks "nothing to
-        add" (a one-unit passage, whose passage vector says it all)."""
-        with self.transaction() as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO unit_vectors VALUES (?, ?, ?, ?)",
-                [(h, model, len(m), m.astype(np.float16).tobytes()) for h, m in rows],
-            )
-
-    def unit_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
-        """Content hash → float16 units × dim, for the passages whose units were embedded (a
-        one-unit passage: an empty matrix)."""
-        return {
-            h: np.frombuffer(blob, dtype=np.float16).reshape(n, -1 if n else 0)
-            for h, n, blob in self._by_hash(
-                "content_hash, n, vectors FROM unit_vectors", model, hashes
-            )
-        }
-
-    def vectors_by_hash(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
-        """Content hash → its passage vector, for the hashes that have one."""
-        return {
-            h: np.frombuffer(blob, dtype=np.float32)
-            for h, blob in self._by_hash("content_hash, vector FROM embeddings", model, hashes)
-        }
-
-    def _by_hash(self, select: str, model: str, hashes: Iterable[str]) -> Iterator[tuple[Any, ...]]:
-        """Rows of `SELECT {select} WHERE model=? AND content_hash IN (hashes)`, 500 at a time."""
-        hashes = list(dict.fromkeys(hashes))
-        with self.lock:
-            for i in range(0, len(hashes), 500):
-                part = hashes[i : i + 500]
-                marks = ",".join("?" * len(part))
-                sql = f"SELECT {select} WHERE model=? AND content_hash IN ({marks})"
-                yield from self.db.execute(sql, (model, *part)).fetchall()
-
-    def count_embedded_chunks(self, model: str) -> int:
-        with self.lock:
-            return int(
-                self.db.execute(
-                    "SELECT count(*) FROM chunks c JOIN embeddings e ON e.content_hash=c.content_hash "
-                    "AND e.model=?",
-                    (model,),
-                ).fetchone()[0]
-            )
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
@@ -404,7 +246,7 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
     raise error
 
 
-def _chunk(row: tuple[Any, ...]) -> Chunk:
+def chunk_from_row(row: tuple[Any, ...]) -> Chunk:
     return Chunk(
         id=row[1],
         path=row[2],

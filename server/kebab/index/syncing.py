@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kebab import markdown
+from kebab.index import vector_rows
 from kebab.index.disk import failing_writes, write_atomic
 from kebab.index.files import NoteFile, read_note, scan
 from kebab.model import Chunk, Document, IndexSummary, Skipped
@@ -211,6 +212,6 @@ def write_batch(
         write_atomic(ix.dir / "lexical.gen", str(gen))
     if ix.vectors is not None and ix.embedder is not None:
         ix.vectors.remove(removed)
-        keys, vecs = ix.store.vectors_for(ix.embedder.id, [k for k, _ in added])
+        keys, vecs = vector_rows.vectors_for(ix.store, ix.embedder.id, [k for k, _ in added])
         ix.vectors.add(keys, vecs)
     return warnings
