@@ -10,6 +10,7 @@ from lsprotocol import types
 
 from kebab.lsp import diagnostics, insert
 from kebab.lsp import text as textmod
+from kebab.lsp.context import guarded, note_at
 from kebab.lsp.server import KebabServer
 
 KINDS = [insert.KIND, types.CodeActionKind.QuickFix]
@@ -18,7 +19,7 @@ KINDS = [insert.KIND, types.CodeActionKind.QuickFix]
 def register(server: KebabServer) -> None:
     server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS)
-    )(code_actions)
+    )(guarded(code_actions, list))
 
 
 def code_actions(ls: KebabServer, params: types.CodeActionParams) -> list[types.CodeAction]:
@@ -34,16 +35,15 @@ def code_actions(ls: KebabServer, params: types.CodeActionParams) -> list[types.
 
 
 def answer_action(ls: KebabServer, params: types.CodeActionParams) -> types.CodeAction | None:
-    uri = params.text_document.uri
-    snap = textmod.open_snapshot(ls, uri)
-    if snap is None or ls.folders.at(uri) is None:
+    note = note_at(ls, params.text_document.uri)
+    if note is None:
         return None
-    start = textmod.to_server(ls, snap.lines, params.range.start)
-    end = textmod.to_server(ls, snap.lines, params.range.end)
-    question = insert.question_at(snap.lines, start, end)
+    start = textmod.to_server(ls, note.lines, params.range.start)
+    end = textmod.to_server(ls, note.lines, params.range.end)
+    question = insert.question_at(note.lines, start, end)
     if question is None:
         return None
-    arguments = [uri, question.line, question.text]
+    arguments = [note.uri, question.line, question.text]
     return types.CodeAction(
         title=insert.TITLE,
         kind=insert.KIND,

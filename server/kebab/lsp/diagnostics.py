@@ -12,6 +12,7 @@ from lsprotocol import types
 
 from kebab.lsp import notes
 from kebab.lsp import text as textmod
+from kebab.lsp.context import note_at
 from kebab.lsp.folders import Folder, is_note
 from kebab.lsp.params import plain
 from kebab.model import Chunk
@@ -60,15 +61,14 @@ class Diagnostics:
                 log.exception("diagnostics failed for %s", doc.uri)
 
     async def publish(self, uri: str) -> None:
-        snap = textmod.open_snapshot(self.ls, uri)
-        found = self.ls.folders.at(uri)
-        if snap is None or found is None or not is_note(found[1]):
+        note = note_at(self.ls, uri)
+        if note is None or not is_note(note.path):
             return
-        folder, path = found
-        defs = notes.definitions(snap.text, path)
+        snap = note.snapshot
+        defs = notes.definitions(snap.text, note.path)
         if not defs and uri not in self._published:
             return
-        sources = await asyncio.to_thread(_resolve_all, self.ls, folder, defs)
+        sources = await asyncio.to_thread(_resolve_all, self.ls, note.folder, defs)
         current = textmod.open_snapshot(self.ls, uri)
         if current is None or current.version != snap.version:
             return  # the note moved on; the next refresh covers it

@@ -11,6 +11,7 @@ from pygls.capabilities import get_capability
 
 from kebab.lsp import notes
 from kebab.lsp import text as textmod
+from kebab.lsp.context import guarded, note_at
 from kebab.lsp.server import KebabServer
 from kebab.paths import resolve_inside
 
@@ -22,11 +23,11 @@ _NOTICE = {
 
 
 def register(server: KebabServer) -> None:
-    server.feature(types.TEXT_DOCUMENT_HOVER)(hover)
-    server.feature(types.TEXT_DOCUMENT_DEFINITION)(definition)
+    server.feature(types.TEXT_DOCUMENT_HOVER)(guarded(hover, lambda: None))
+    server.feature(types.TEXT_DOCUMENT_DEFINITION)(guarded(definition, lambda: None))
     server.feature(
         types.TEXT_DOCUMENT_DOCUMENT_LINK, types.DocumentLinkOptions(resolve_provider=False)
-    )(document_links)
+    )(guarded(document_links, list))
 
 
 async def hover(ls: KebabServer, params: types.HoverParams) -> types.Hover | None:
@@ -48,24 +49,21 @@ async def definition(ls: KebabServer, params: types.DefinitionParams) -> types.L
 
 
 def document_links(ls: KebabServer, params: types.DocumentLinkParams) -> list[types.DocumentLink]:
-    uri = params.text_document.uri
-    snap = textmod.open_snapshot(ls, uri)
-    found = ls.folders.at(uri)
-    if snap is None or found is None:
+    note = note_at(ls, params.text_document.uri)
+    if note is None:
         return []
-    folder, path = found
     tooltips = get_capability(
-        ls.client_capabilities, "text_document.document_link.tooltip_support", False
+        note.capabilities, "text_document.document_link.tooltip_support", False
     )
     links = []
-    for d in notes.definitions(snap.text, path):
-        cols = notes.link_columns(snap.lines[d.line])
-        if cols is None or resolve_inside(folder.root, d.path) is None:
+    for d in notes.definitions(note.text, note.path):
+        cols = notes.link_columns(note.lines[d.line])
+        if cols is None or resolve_inside(note.folder.root, d.path) is None:
             continue  # not a kebab link, or one that leads out of the workspace
-        target = f"{textmod.uri_of(folder.root / d.path)}#L{d.start_line}"
+        target = f"{textmod.uri_of(note.folder.root / d.path)}#L{d.start_line}"
         links.append(
             types.DocumentLink(
-                range=textmod.span(ls, snap.lines, d.line, *cols),
+                range=textmod.span(ls, note.lines, d.line, *cols),
                 target=target,
                 tooltip=f"{d.path} L{d.start_line}–L{d.end_line}" if tooltips else None,
             )
@@ -75,16 +73,14 @@ def document_links(ls: KebabServer, params: types.DocumentLinkParams) -> list[ty
 
 async def cited_at(ls: KebabServer, uri: str, position: types.Position) -> notes.CitedSource | None:
     """The kebab footnote under the cursor, resolved against the cited note's current text."""
-    snap = textmod.open_snapshot(ls, uri)
-    found = ls.folders.at(uri)
-    if snap is None or found is None:
+    note = note_at(ls, uri)
+    if note is None:
         return None
-    folder, path = found
-    line, column = textmod.to_server(ls, snap.lines, position)
-    d = notes.definition_at(snap.lines, path, line, column)
+    line, column = textmod.to_server(ls, note.lines, position)
+    d = notes.definition_at(note.lines, note.path, line, column)
     if d is None:
         return None
-    return await asyncio.to_thread(notes.resolve, folder.root, d, notes.reader(ls))
+    return await asyncio.to_thread(notes.resolve, note.folder.root, d, notes.reader(ls))
 
 
 def preview(s: notes.CitedSource) -> str:

@@ -13,13 +13,14 @@ from lsprotocol import types
 
 from kebab.lsp import text as textmod
 from kebab.lsp.ask import search_folders
+from kebab.lsp.context import guarded
 from kebab.lsp.server import KebabServer
 
 LIMIT = 20  # results per query: a picker shows about this many
 
 
 def register(server: KebabServer) -> None:
-    server.feature(types.WORKSPACE_SYMBOL)(workspace_symbols)
+    server.feature(types.WORKSPACE_SYMBOL)(guarded(workspace_symbols, list))
 
 
 async def workspace_symbols(

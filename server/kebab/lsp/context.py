@@ -1,0 +1,91 @@
+"""What an editor feature knows about the note a request is about, built in one place, and the
+one wrapper every editor feature runs inside.
+
+Hover, definition, document links, code actions and diagnostics all start from the same four
+facts: the editor's buffer (text, lines, version), the workspace folder holding the note, its
+workspace-relative path, and what the client can do. `note_at` builds them once; a feature that
+gets None has nothing to say about that document (not open, or outside every folder).
+
+`guarded` runs a feature so that a fault in kebab's own code logs its traceback and answers
+with the feature's empty result (no hover, no links) instead of failing the request: a hover
+that breaks must not cost the user an error popup on every mouse move. A client's mistake
+(InvalidParams) and a cancellation still go back as such.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from kebab.lsp import text as textmod
+from kebab.lsp.folders import Folder
+
+if TYPE_CHECKING:
+    from kebab.lsp.server import KebabServer
+
+log = logging.getLogger(__name__)
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class NoteContext:
+    """An open note as a feature sees it."""
+
+    snapshot: textmod.Snapshot
+    folder: Folder
+    path: str  # workspace-relative, forward slashes
+    capabilities: types.ClientCapabilities
+
+    @property
+    def uri(self) -> str:
+        return self.snapshot.uri
+
+    @property
+    def lines(self) -> list[str]:
+        return self.snapshot.lines
+
+    @property
+    def text(self) -> str:
+        return self.snapshot.text
+
+
+def note_at(ls: KebabServer, uri: str) -> NoteContext | None:
+    """The context of the open note at `uri`; None when it is not open in the editor or lies
+    outside every workspace folder."""
+    snap = textmod.open_snapshot(ls, uri)
+    found = ls.folders.at(uri)
+    if snap is None or found is None:
+        return None
+    folder, path = found
+    return NoteContext(snap, folder, path, ls.client_capabilities)
+
+
+def guarded(
+    feature: Callable[[KebabServer, P], R | Awaitable[R]], empty: Callable[[], R]
+) -> Callable[[KebabServer, P], Awaitable[R]]:
+    """`feature`, answering `empty()` (and logging why) when kebab's own code fails in it."""
+
+    @functools.wraps(feature)
+    async def run(ls: KebabServer, params: P) -> R:
+        try:
+            result: Any = feature(ls, params)
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+        except (JsonRpcException, asyncio.CancelledError):
+            raise
+        except Exception:
+            log.exception("%s failed; answering with nothing", feature.__name__)
+            return empty()
+
+    return run
