@@ -91,6 +91,7 @@ class Received:
     outcome  None while the reply is being sent, then "finished" (sent to its end marker),
              "refused" (a status other than 200), "cut" (dropped as the reply said), "hung_up"
              (the client went away before the end) or "stopped" (the server shut down first).
+    sent     when each event of a streamed reply was written (time.monotonic()).
     """
 
     method: str
@@ -100,6 +101,8 @@ class Received:
     at: float  # time.monotonic() when it arrived
     outcome: Outcome | None = None
     ended: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+    sent: list[float] = field(default_factory=list, repr=False, compare=False)  # each event's
+    # time.monotonic(), the role chunk and the end marker included: how long the stream took
 
     def end(self, outcome: Outcome) -> None:
         self.outcome = outcome
@@ -245,7 +248,7 @@ class _Handler(BaseHTTPRequestHandler):
                 )
                 outcome = "refused"
                 return
-            outcome = self._stream(reply, ollama=self.path == OLLAMA_PATH)
+            outcome = self._stream(reply, received, ollama=self.path == OLLAMA_PATH)
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             self.close_connection = True
             outcome = "hung_up"
@@ -263,7 +266,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     # streaming --------------------------------------------------------------------------------
-    def _stream(self, reply: Reply, ollama: bool) -> Outcome:
+    def _stream(self, reply: Reply, received: Received, ollama: bool) -> Outcome:
         owner = self.server.owner
         chunked = reply.framing == "chunked"
         self.send_response(200)
@@ -282,6 +285,7 @@ class _Handler(BaseHTTPRequestHandler):
                 data = (line + "\n").encode()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
             self.wfile.flush()
+            received.sent.append(time.monotonic())
 
         def wait(seconds: float) -> bool:
             """Sleep; False when the server is shutting down."""
