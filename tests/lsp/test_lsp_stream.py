@@ -145,6 +145,7 @@ async def test_reports_are_coalesced_and_concatenate_to_the_answer(
 ) -> None:
     pieces = [f"w{i} " for i in range(99)] + ["[#1]."]
     llm.answer(*pieces, delay=0.01)
+    asked = len(llm.requests)
     result = await neovim.request("kebab/ask", {"question": QUESTION, "workDoneToken": "s1"})
     assert result["answer"] == "".join(pieces) == text_of(neovim, "s1")
     assert result["grounded"] and result["model"]["backend"] == "openai"
@@ -155,9 +156,18 @@ async def test_reports_are_coalesced_and_concatenate_to_the_answer(
         if v["kind"] == "report"
     ]
     assert len(times) < len(pieces) / 2, "reports are coalesced, not one per token"
+    # At most 20 a second, plus the first and the last, counted against the time the model
+    # took to stream the answer (with 0.1 s for kebab reading the last pieces late): on a
+    # busy machine the client reads several reports at once, so when they arrive here says
+    # nothing certain about how often they were sent.
+    [request] = llm.requests[asked:]
+    streamed = request.sent[-1] - request.sent[0]
+    assert len(times) <= 20 * (streamed + 0.1) + 2, f"{len(times)} reports in {streamed:.2f} s"
     busiest = max(sum(1 for u in times if t <= u < t + 1.0) for t in times)
-    assert busiest <= 20, f"{busiest} reports in one second"
-    print(f"\n{len(pieces)} pieces → {len(times)} reports; busiest second: {busiest}")
+    print(
+        f"\n{len(pieces)} pieces in {streamed:.2f} s → {len(times)} reports; "
+        f"busiest second as received: {busiest}"
+    )
 
 
 async def test_hover_answers_while_an_answer_streams(neovim: KebabClient, llm: ModelServer) -> None:
@@ -190,7 +200,8 @@ async def test_cancel_request_stops_the_answer_and_keeps_its_row(
     neovim.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="ask-to-cancel"))
     with pytest.raises(JsonRpcRequestCancelled):
         await pending
-    assert neovim.progress_log["c1"][-1] == {"kind": "end", "message": "cancelled"}
+    end = await until(lambda: neovim.ended("c1"), "the cancelled answer's progress end")
+    assert end == {"kind": "end", "message": "cancelled"}
     [request] = llm.requests[asked:]
     ended = await asyncio.to_thread(request.wait_end, 30)
     assert ended == "hung_up", f"generation stopped: kebab closed the stream ({ended})"
