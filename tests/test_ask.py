@@ -18,8 +18,8 @@ from kebab import tokens
 from kebab.cli import main
 from kebab.embed.use import UniversalSentenceEncoder
 from kebab.evaluation import load_questions, matches
+from kebab.footnotes import slug
 from kebab.rag import prompt
-from kebab.rag.footnotes import slug
 from llm_server import (
     ModelServer,
     Reply,

@@ -15,8 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import MakeWorkspace
+from kebab import footnotes
 from kebab.model import Citation, citation_range
-from kebab.rag import citations, footnotes
+from kebab.rag import citations
 from llm_server import ModelServer, ask, llm_settings
 
 QUESTION = "What time does the nightly backup job run?"

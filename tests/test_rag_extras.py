@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from conftest import MakeWorkspace
+from kebab import footnotes
 from kebab.cli import main
 from kebab.embed.use import UniversalSentenceEncoder
 from kebab.errors import WorkspaceError
 from kebab.model import AskRequest, to_builtins
-from kebab.rag import footnotes
 from llm_server import ModelServer, Received, Reply, ask, clone_fixture, llm_settings
 
 QUESTION = "What time does the nightly backup job run?"

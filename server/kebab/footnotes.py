@@ -6,18 +6,26 @@ A definition names its source so that a person can follow it and kebab can resol
 
 The link is relative to the note the answer lands in (so it works in VS Code's and GitHub's
 preview), the anchor is the heading's GitHub-style slug, and the link title carries the cited
-passage's content hash, which hover and diagnostics compare with the current text.
+passage's content hash, which hover and diagnostics compare with the current text: `resolve`
+says whether the cited passage is still there, moved, changed or gone.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 from urllib.parse import unquote
 
-from kebab.model import Citation
-from kebab.rag.citations import MARKER
+from kebab.markdown import content_hash, normalise_newlines
+from kebab.model import Chunk, Citation
+from kebab.paths import resolve_inside
+
+# The model's citation marker: only `[#n]` counts (`[1]` and `vec![1]` are prose or code).
+MARKER = re.compile(r"\[#(\d{1,3})\]")
 
 DEFINITION = re.compile(
     r"^\[\^(?P<label>[^\]\s]+)\]:\s*\[(?P<title>[^\]]*)\]\((?P<link>[^)\s]*)"
@@ -142,3 +150,111 @@ def label_at(line: str, character: int) -> str | None:
     if d and character <= d.end():
         return d.group("label")
     return None
+
+
+# What a definition points to now -------------------------------------------------------------
+State = Literal["fresh", "unverified", "moved", "changed", "missing"]
+Reader = Callable[[Path], "str | None"]  # current text of a note, None when it is gone
+ChunksOf = Callable[[str], "list[Chunk]"]  # the index's chunks of a workspace-relative path
+
+_MAX_SCAN_LINES = 20_000  # past this, a moved passage is looked up in the index only
+
+
+@dataclass(frozen=True)
+class Cited:
+    """A kebab footnote definition and the state of the passage it cites. The passage's
+    current text is the cited lines of the note (the editor's buffer when `read` gives it),
+    numbered as the index numbers them and stripped of leading and trailing newlines: how the
+    chunker built the chunk, so its hash starts with the recorded digits while nothing changed."""
+
+    definition: Definition
+    path: Path  # the cited note on disk
+    state: State
+    text: str  # current text of the cited passage ("" when missing)
+    start_line: int  # where the passage is now (1-based, inclusive); the recorded span if unknown
+    end_line: int
+    reason: str = ""  # for "missing" and "changed": what a person should know
+
+    @property
+    def label(self) -> str:
+        return self.definition.label
+
+
+def resolve(root: Path, d: Definition, read: Reader, chunks_of: ChunksOf | None = None) -> Cited:
+    """Compare the passage a definition cites with the current text of the cited note."""
+    path = root / d.path
+    if resolve_inside(root, d.path) is None:  # `../../etc/passwd`, `/etc/passwd`, a symlink out
+        return _missing(d, path, f"{d.path} is outside the workspace; kebab does not read it")
+    current = read(path)
+    if current is None:
+        return _missing(d, path, f"{d.path} no longer exists")
+    lines = _lines(current)
+    here = passage(lines, d.start_line, d.end_line)
+    if not d.content_hash:
+        if here is None:
+            return _gone(d, path, lines)
+        return Cited(d, path, "unverified", here, d.start_line, d.end_line)
+    if here is not None and _same(content_hash(here), d.content_hash):
+        return Cited(d, path, "fresh", here, d.start_line, d.end_line)
+    moved = locate(lines, d, chunks_of(d.path) if chunks_of else [])
+    if moved is not None:
+        start, end = moved
+        return Cited(
+            d,
+            path,
+            "moved",
+            passage(lines, start, end) or "",
+            start,
+            end,
+            f"the passage moved to L{start}–L{end}",
+        )
+    if here is None:
+        return _gone(d, path, lines)
+    return Cited(
+        d, path, "changed", here, d.start_line, d.end_line, "source changed since this answer"
+    )
+
+
+def passage(lines: list[str], start_line: int, end_line: int) -> str | None:
+    """The text of lines start_line..end_line (1-based), None when they are not all there."""
+    if start_line < 1 or end_line < start_line or end_line > len(lines):
+        return None
+    return "\n".join(lines[start_line - 1 : end_line]).strip("\n")
+
+
+def locate(lines: list[str], d: Definition, chunks: list[Chunk]) -> tuple[int, int] | None:
+    """Where the cited passage is now, when it only moved within the note (same text)."""
+    for c in chunks:  # the index knows its chunks' hashes: the cheap way first
+        if _same(c.content_hash, d.content_hash) and _same(
+            content_hash(passage(lines, c.start_line, c.end_line) or ""), d.content_hash
+        ):
+            return c.start_line, c.end_line
+    size = d.end_line - d.start_line + 1
+    if size < 1 or len(lines) > _MAX_SCAN_LINES:
+        return None
+    starts = sorted(range(1, len(lines) - size + 2), key=lambda s: abs(s - d.start_line))
+    for start in starts:
+        text = passage(lines, start, start + size - 1)
+        if text and _same(content_hash(text), d.content_hash):
+            return start, start + size - 1
+    return None
+
+
+def _same(hash_: str, recorded: str) -> bool:
+    return bool(recorded) and hash_[: len(recorded)] == recorded
+
+
+def _lines(text: str) -> list[str]:
+    return normalise_newlines(text.replace("\x00", "\ufffd")).split("\n")
+
+
+def _gone(d: Definition, path: Path, lines: list[str]) -> Cited:
+    return _missing(
+        d,
+        path,
+        f"lines L{d.start_line}–L{d.end_line} are past the end of {d.path} ({len(lines)} lines)",
+    )
+
+
+def _missing(d: Definition, path: Path, reason: str) -> Cited:
+    return Cited(d, path, "missing", "", d.start_line, d.end_line, reason)

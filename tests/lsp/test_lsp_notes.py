@@ -12,8 +12,8 @@ import pytest_asyncio
 from lsp_client import KebabClient, serving, until
 from lsprotocol import types
 
+from kebab import footnotes
 from kebab.markdown import content_hash
-from kebab.rag import footnotes
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from kebab.lsp import notes, params, settings
+from kebab import footnotes
+from kebab.lsp import params, settings
 from kebab.lsp.insert import question_at
 from kebab.markdown import parse
 from kebab.model import Citation, Range
-from kebab.rag import footnotes
 
 SOURCE = (
     "\ufeff# Backups\r\n\r\nIntro line.\r\n\r\n## Schedule\r\n\r\nThe job runs at 02:30.\r\n"
@@ -91,22 +91,22 @@ def test_a_cited_passage_hashes_the_way_the_chunker_hashed_it(tmp_path: Path) ->
     source = tmp_path / "ops" / "backup.md"
     source.write_bytes(SOURCE.encode("utf-8"))  # BOM and CRLF, as some editors save
     d = cite_chunk(tmp_path, "Schedule")
-    fresh = notes.resolve(tmp_path, d, read)
+    fresh = footnotes.resolve(tmp_path, d, read)
     assert fresh.state == "fresh" and fresh.text.startswith("## Schedule")
 
     source.write_bytes(SOURCE.replace("Intro line.", "Intro line.\r\nOne more line.").encode())
-    moved = notes.resolve(tmp_path, d, read)
+    moved = footnotes.resolve(tmp_path, d, read)
     assert moved.state == "moved"
     assert (moved.start_line, moved.end_line) == (d.start_line + 1, d.end_line + 1)
 
     source.write_bytes(SOURCE.replace("02:30", "03:30").encode())
-    changed = notes.resolve(tmp_path, d, read)
+    changed = footnotes.resolve(tmp_path, d, read)
     assert changed.state == "changed" and "03:30" in changed.text
 
     source.write_text("# Backups\n", encoding="utf-8")
-    assert notes.resolve(tmp_path, d, read).state == "missing"
+    assert footnotes.resolve(tmp_path, d, read).state == "missing"
     source.unlink()
-    gone = notes.resolve(tmp_path, d, read)
+    gone = footnotes.resolve(tmp_path, d, read)
     assert gone.state == "missing" and "no longer exists" in gone.reason
 
 

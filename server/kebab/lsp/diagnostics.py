@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from kebab import footnotes
 from kebab.lsp import notes
 from kebab.lsp import text as textmod
 from kebab.lsp.context import note_at
@@ -79,7 +80,7 @@ class Diagnostics:
         )
 
 
-def diagnostic(ls: KebabServer, lines: list[str], s: notes.CitedSource) -> types.Diagnostic:
+def diagnostic(ls: KebabServer, lines: list[str], s: footnotes.Cited) -> types.Diagnostic:
     d = s.definition
     where = f"{d.path} L{d.start_line}–L{d.end_line}"
     message = {
@@ -140,7 +141,7 @@ def _refresh_span(
 
 def _resolve_all(
     ls: KebabServer, folder: Folder, defs: list[notes.Definition]
-) -> list[notes.CitedSource]:
+) -> list[footnotes.Cited]:
     read = notes.reader(ls)
     ws = folder.ws
 
@@ -150,4 +151,4 @@ def _resolve_all(
         except Exception:  # the Workspace closed under us (settings changed): scan the text
             return []
 
-    return [notes.resolve(folder.root, d, read, chunks_of) for d in defs]
+    return [footnotes.resolve(folder.root, d, read, chunks_of) for d in defs]

@@ -16,11 +16,11 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from kebab import footnotes
 from kebab.lsp import ask as ask_mod
 from kebab.lsp import text as textmod
 from kebab.lsp.server import KebabServer
 from kebab.model import Answer, AskRequest, to_builtins
-from kebab.rag import footnotes
 
 COMMAND = "kebab.insertAnswer"
 TITLE = "Answer with kebab"

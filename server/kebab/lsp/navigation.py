@@ -9,6 +9,7 @@ import asyncio
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from kebab import footnotes
 from kebab.lsp import notes
 from kebab.lsp import text as textmod
 from kebab.lsp.context import guarded, note_at
@@ -44,7 +45,8 @@ async def definition(ls: KebabServer, params: types.DefinitionParams) -> types.L
     if source is None or source.state == "missing":
         return None
     return types.Location(
-        uri=source.uri, range=textmod.whole_lines(source.start_line, source.end_line)
+        uri=textmod.uri_of(source.path),
+        range=textmod.whole_lines(source.start_line, source.end_line),
     )
 
 
@@ -71,7 +73,7 @@ def document_links(ls: KebabServer, params: types.DocumentLinkParams) -> list[ty
     return links
 
 
-async def cited_at(ls: KebabServer, uri: str, position: types.Position) -> notes.CitedSource | None:
+async def cited_at(ls: KebabServer, uri: str, position: types.Position) -> footnotes.Cited | None:
     """The kebab footnote under the cursor, resolved against the cited note's current text."""
     note = note_at(ls, uri)
     if note is None:
@@ -80,10 +82,10 @@ async def cited_at(ls: KebabServer, uri: str, position: types.Position) -> notes
     d = notes.definition_at(note.lines, note.path, line, column)
     if d is None:
         return None
-    return await asyncio.to_thread(notes.resolve, note.folder.root, d, notes.reader(ls))
+    return await asyncio.to_thread(footnotes.resolve, note.folder.root, d, notes.reader(ls))
 
 
-def preview(s: notes.CitedSource) -> str:
+def preview(s: footnotes.Cited) -> str:
     """The hover: heading path, `path` lines L–L, a notice when it changed, then the text."""
     d = s.definition
     head = f"**{d.title}** · `{d.path}` lines L{s.start_line}–L{s.end_line}"

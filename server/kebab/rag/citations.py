@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-MARKER = re.compile(r"\[#(\d{1,3})\]")
+from kebab.footnotes import MARKER
 
 # "X does not include Y" or "X carries no information about Y" is a fact about X; only the
 # sources (or the answerer) lacking something is a refusal. Quoted text ('파일을 찾을 수 없음' as an

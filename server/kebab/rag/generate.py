@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kebab import tokens
+from kebab import footnotes, tokens
 from kebab.config import Config
 from kebab.errors import LLMError, WorkspaceError
 from kebab.index import Index
@@ -35,7 +35,7 @@ from kebab.llm import (
 )
 from kebab.model import AskRequest, GeneratedNote, Hit, ModelInfo, RefusalReason, Retrieval, Usage
 from kebab.paths import resolve_inside
-from kebab.rag import citations, footnotes, gate, pipeline, prompt
+from kebab.rag import citations, gate, pipeline, prompt
 from kebab.rag.gate import Prepared
 
 TEMPLATE = "note-v1"

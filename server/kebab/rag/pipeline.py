@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from kebab import tokens
+from kebab import footnotes, tokens
 from kebab.config import Config
 from kebab.errors import Cancelled, LLMError
 from kebab.index import Index, versions
@@ -40,7 +40,7 @@ from kebab.model import (
     Usage,
     citation_range,
 )
-from kebab.rag import citations, conflicts, footnotes, hyde, prompt, relevance
+from kebab.rag import citations, conflicts, hyde, prompt, relevance
 from kebab.rag import store as answers
 from kebab.rag.gate import (
     Prepared,
