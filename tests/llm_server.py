@@ -421,7 +421,6 @@ async def ask(ws: Any, question: str, **request: Any) -> Any:
     stored `answer.v1` is the one returned.
     """
     from kebab.model import to_builtins
-    from kebab.rag import store
     from kebab.rag.pipeline import AskRequest
 
     before = len(answer_rows(ws.index.dir))
@@ -431,7 +430,7 @@ async def ask(ws: Any, question: str, **request: Any) -> Any:
     assert len(rows) == before + 1, "every answer, refusals and errors included, is one row"
     assert rows[-1]["id"] == answer.answer_id
     assert "".join(streamed) == answer.answer
-    stored = store.get(ws.index.store, answer.answer_id)
+    stored = ws.stored_answer(answer.answer_id)
     assert stored is not None
     expected = to_builtins(answer)
     assert isinstance(expected, dict)

@@ -18,7 +18,7 @@ from kebab import config as config_mod
 from kebab.config import Config
 from kebab.embed import Embedder, make_embedder
 from kebab.errors import InvalidParams, WorkspaceError
-from kebab.index import Index, Progress
+from kebab.index import Index, Progress, answers
 from kebab.llm import LanguageModel, make_llm
 from kebab.model import (
     Answer,
@@ -31,7 +31,6 @@ from kebab.model import (
     checked,
 )
 from kebab.paths import resolve_inside
-from kebab.rag import store as answers
 from kebab.search import Filters, Fusion, related, search
 from kebab.text import is_korean
 

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 import msgspec
 
 from kebab.config import Config
-from kebab.index import Index
+from kebab.index import Index, answers
 from kebab.llm import Evidence, Message
 from kebab.model import AskRequest, Conflict, Hit, RefusalReason, Turn
-from kebab.rag import store as answers
 from kebab.search import Filters, Fusion, search, term_coverage
 from kebab.text import is_korean
 

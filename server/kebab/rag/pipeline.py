@@ -14,7 +14,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import sqlite3
 import time
 import uuid
 from collections.abc import Callable
@@ -24,8 +23,8 @@ import msgspec
 
 from kebab import footnotes, tokens
 from kebab.config import Config
-from kebab.errors import Cancelled, LLMError
-from kebab.index import Index, versions
+from kebab.errors import Cancelled, IndexError_, LLMError
+from kebab.index import Index, answers, versions
 from kebab.llm import Evidence, GenerateRequest, LanguageModel, is_generative
 from kebab.model import (
     Answer,
@@ -41,7 +40,6 @@ from kebab.model import (
     citation_range,
 )
 from kebab.rag import citations, conflicts, hyde, prompt, relevance
-from kebab.rag import store as answers
 from kebab.rag.gate import (
     Prepared,
     gate_cosines,
@@ -296,7 +294,7 @@ def finish(
         }
     try:
         answers.save(index.store, answer, conversation)
-    except (sqlite3.Error, OSError) as e:  # a read-only or full disk: the answer still counts
+    except (IndexError_, OSError) as e:  # a read-only or full disk: the answer still counts
         log.warning("answer not stored: %s", e)
         note = f"the answer was not stored in {index.dir} ({e})"
         answer.error = f"{answer.error}; {note}" if answer.error else note

@@ -6,10 +6,12 @@ Lives in the index's SQLite file, so an answer can be replayed and compared (`re
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 import msgspec
 
+from kebab.errors import IndexError_
 from kebab.index.store import Store
 from kebab.model import Answer
 
@@ -29,7 +31,15 @@ def ensure_schema(store: Store) -> None:
 
 def save(store: Store, answer: Answer, conversation: str | None = None) -> int:
     """Persist `answer` (its `explain` packed chunks only when asked for) and set its
-    `answer_id`, in the stored copy too, so an answer read back by id carries its id."""
+    `answer_id`, in the stored copy too, so an answer read back by id carries its id.
+    IndexError_ when the file cannot take it (read-only, full disk)."""
+    try:
+        return _save(store, answer, conversation)
+    except sqlite3.Error as e:
+        raise IndexError_(f"cannot store the answer in {store.path}: {e}") from e
+
+
+def _save(store: Store, answer: Answer, conversation: str | None) -> int:
     explain = answer.explain
     with store.transaction() as db:  # the row first (for its id), then the body that carries it
         cur = db.execute(
