@@ -8,10 +8,10 @@ import json
 import sys
 from collections.abc import Callable
 
-from kebab.cli.commands import (
-    _print_json,
+from kebab.cli.shared import (
     llm_overrides,
     open_workspace,
+    print_json,
     read_queries,
     refresh,
 )
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
             _ask(ws, req, _write if stream else None, _print_conflicts if stream else None)
         )
     if args.json:
-        _print_json(answer)
+        print_json(answer)
     else:
         if not stream:
             _print_conflicts(answer.conflicts)
@@ -57,7 +57,7 @@ def show_history(args: argparse.Namespace) -> int:
     with open_workspace(args) as ws:
         rows = ws.history(args.n)
     if args.json:
-        _print_json(rows)
+        print_json(rows)
         return 0
     for r in rows:
         state = "grounded" if r["grounded"] else f"refused: {r['refusal_reason']}"
@@ -133,7 +133,7 @@ def _dry_run(ws: Workspace, req: AskRequest, as_json: bool) -> None:
         "prepare_ms": round(p.prepare_ms, 2),
     }
     if as_json:
-        _print_json(data)
+        print_json(data)
         return
     for i, h in enumerate(p.hits, 1):
         print(

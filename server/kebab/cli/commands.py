@@ -6,48 +6,12 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
+from kebab.cli.shared import open_workspace, print_json, read_queries, refresh
 from kebab.errors import KebabError, WorkspaceError
 from kebab.model import Hit, IndexSummary, to_builtins
-from kebab.workspace import Workspace
-
-
-def open_workspace(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> Workspace:
-    root = Path(args.root).expanduser()
-    if not root.exists():
-        raise WorkspaceError(f"no such folder: {root}")
-    merged: dict[str, Any] = dict(overrides or {})
-    if getattr(args, "index_dir", None):
-        merged["index_dir"] = args.index_dir
-    return Workspace(root, overrides=merged)
-
-
-def refresh(ws: Workspace) -> None:
-    """Bring the index up to date before reading it; an index that cannot be written (a
-    read-only folder, a full disk) is read as it was last built, with a warning."""
-    if ws.read_only:
-        print(
-            f"kebab: warning: the index at {ws.index_dir} cannot be updated "
-            f"({ws.read_only}); using it as it was last built",
-            file=sys.stderr,
-        )
-        return
-    ws.refresh()
-
-
-def llm_overrides(args: argparse.Namespace) -> dict[str, Any] | None:
-    """The `llm` settings given as --backend, --model and --endpoint, as config overrides."""
-    llm = {
-        key: getattr(args, key)
-        for key in ("backend", "model", "endpoint")
-        if getattr(args, key, None)
-    }
-    return {"llm": llm} if llm else None
 
 
 def index(args: argparse.Namespace) -> int:
@@ -56,7 +20,7 @@ def index(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
     if args.json:
-        _print_json(summary)
+        print_json(summary)
     else:
         _print_summary(summary)
     return 0
@@ -76,7 +40,7 @@ def search(args: argparse.Namespace) -> int:
             return 0
         hits = ws.search(args.query, args.k, args.mode, args.path_glob, args.tag)
     if args.json:
-        _print_json({"hits": hits})
+        print_json({"hits": hits})
     else:
         _print_hits(hits)
     return 0
@@ -104,7 +68,7 @@ def status(args: argparse.Namespace) -> int:
     with open_workspace(args) as ws:
         st = ws.status()
     if args.json:
-        _print_json(st)
+        print_json(st)
     else:
         for key in ("root", "index_dir", "files", "chunks", "vectors", "pending_vectors"):
             print(f"{key:16} {st[key]}")
@@ -144,26 +108,6 @@ def serve(args: argparse.Namespace) -> int:
     from kebab.lsp.server import run
 
     return run(args.tcp)
-
-
-def read_queries(path: str) -> Iterator[tuple[Any, str]]:
-    """(id, question) pairs from a JSON-lines file; a bad line is a clear error."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise KebabError(f"cannot read {path}: {e.strerror}") from None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-            yield item.get("id", n), str(item["question"])
-        except (ValueError, KeyError, AttributeError):
-            raise KebabError(f"{path}:{n}: expected a JSON object with a 'question'") from None
-
-
-def _print_json(value: object) -> None:
-    sys.stdout.write(msgspec.json.encode(to_builtins(value)).decode() + "\n")
 
 
 def _print_summary(s: IndexSummary) -> None:

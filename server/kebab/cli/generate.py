@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from kebab.cli.commands import _print_json, llm_overrides, open_workspace
+from kebab.cli.shared import llm_overrides, open_workspace, print_json
 from kebab.model import GeneratedNote
 from kebab.workspace import Workspace
 
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
             )
         note = asyncio.run(_generate(ws, args.topic, output, args.yes))
     if args.json:
-        _print_json(note)
+        print_json(note)
     else:
         _print_note(note)
     return 0 if note.written else 1
@@ -65,7 +65,7 @@ def _dry_run(ws: Workspace, topic: str, output: Path, as_json: bool) -> None:
     plan = ws.plan_note(topic, output)
     p = plan.prepared
     if as_json:
-        _print_json(
+        print_json(
             {
                 "path": plan.path,
                 "exists": plan.exists,
