@@ -17,7 +17,7 @@ import msgspec
 from kebab import config as config_mod
 from kebab.config import Config
 from kebab.embed import Embedder, make_embedder
-from kebab.errors import InvalidParams, WorkspaceError
+from kebab.errors import InvalidParams, KebabError, WorkspaceError
 from kebab.index import Index, Progress, answers
 from kebab.llm import LanguageModel, make_llm
 from kebab.model import (
@@ -290,6 +290,19 @@ class Workspace:
 
     def status(self) -> dict[str, object]:
         return self.index.status()
+
+
+def preload_embedded_model() -> None:
+    """Start loading the embedded model in a background thread when the user's settings use it
+    (one copy per process, shared by every folder); a broken config is left for the server to
+    report, folder by folder."""
+    try:
+        if config_mod.load(None).embed.backend == "use":
+            from kebab.embed.use import preload
+
+            preload()
+    except KebabError:
+        pass
 
 
 def _valid(request: AskRequest) -> AskRequest:

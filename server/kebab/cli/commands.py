@@ -96,15 +96,9 @@ def mcp(args: argparse.Namespace) -> int:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from kebab.config import load
+    from kebab.workspace import preload_embedded_model
 
-    try:
-        if load(None).embed.backend == "use":  # the default: load it while the server imports
-            from kebab.embed.use import preload
-
-            preload()
-    except KebabError:
-        pass  # a broken user config is reported by the server, per folder
+    preload_embedded_model()  # while the language server imports
     from kebab.lsp.server import run
 
     return run(args.tcp)
