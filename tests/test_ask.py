@@ -163,11 +163,22 @@ async def test_a_value_no_note_holds_is_the_askers_own_not_a_reason_to_refuse(
 async def test_the_askers_everyday_words_do_not_refuse_a_question_the_notes_answer(
     make_ws: MakeWorkspace, question: str
 ) -> None:
-    """`kick`, `stop` and `while` are in no note: they are how people ask, not what they ask."""
+    """`kick`, `stop` and `while` are in no note: they are how people ask, not what they ask
+    (a missing noun, "croissants", still refuses: tests/fixtures' un-croissant-temp)."""
     ws = make_ws()
     answer = await ask(ws, question)
     assert answer.grounded, answer.answer
     assert [c.path for c in answer.citations] == ["ops/backup.md"]
+
+
+async def test_a_missing_noun_is_what_the_question_is_about_and_refuses(
+    make_ws: MakeWorkspace,
+) -> None:
+    """The backup note is close, but no note has a `teammate`: the question is about one."""
+    ws = make_ws()
+    answer = await ask(ws, "How do I hand the backup job over to a teammate?")
+    assert not answer.grounded and answer.refusal_reason == "score_gate"
+    assert "teammate" in (answer.refusal_text or "")
 
 
 async def test_empty_workspace_is_refused_without_calling_the_model(
@@ -361,10 +372,7 @@ async def test_extractive_default_answers_the_fixture_questions(make_ws: MakeWor
     print("\nextractive on fixtures/questions.jsonl:", json.dumps(report, indent=1))
     assert len(answerable) >= 20 and len(unanswerable) >= 10
     assert grounded >= 0.80, report
-    # An everyday word no note has ("croissants", "kick off") refuses only with a weak match in
-    # meaning (rag.gate.CALIBRATED): the near-miss croissant question is answered from the
-    # sourdough note, which is the price of not refusing "when does the backup kick off?".
-    assert refused >= 0.60, report
+    assert refused >= 0.70, report
     assert cited_gold >= 0.80, report
 
 

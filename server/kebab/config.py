@@ -65,7 +65,8 @@ class RagConfig(msgspec.Struct, forbid_unknown_fields=True):
     min_cosine: float | None = None
     # A question naming a name no note contains ("Kafka", "Redis") is always refused; one with
     # an everyday word no note contains ("croissant") is refused unless its best vector match
-    # is at least this close (unset: the value measured for the embedding model).
+    # is at least this close (unset: the value measured for the embedding model); a word that
+    # only phrases the question ("kick off", "for a while") needs a match 0.7 times as close.
     unknown_word_cosine: float | None = None
     min_lexical_coverage: float = 0.34
     prompt_template_version: str = "rag-v1"
