@@ -171,6 +171,14 @@ async def test_the_askers_everyday_words_do_not_refuse_a_question_the_notes_answ
     assert [c.path for c in answer.citations] == ["ops/backup.md"]
 
 
+async def test_a_word_the_notes_hold_in_korean_is_not_missing(make_ws: MakeWorkspace) -> None:
+    """No note says "stew"; the Korean note on 김치찌개 (kimchi stew) does, in Korean."""
+    ws = make_ws()
+    answer = await ask(ws, "How long do I simmer the kimchi stew?")
+    assert answer.grounded, answer.answer
+    assert {c.path for c in answer.citations} == {"korean/kimchi-jjigae.md"}
+
+
 async def test_a_missing_noun_is_what_the_question_is_about_and_refuses(
     make_ws: MakeWorkspace,
 ) -> None:

@@ -265,14 +265,15 @@ def query_words(question: str) -> list[frozenset[str]]:
     return [w for w in words if w]
 
 
-def english_words(question: str) -> list[frozenset[str]]:
-    """A Korean question's words as an English note would hold them: its own Latin terms and
-    the glossary's English for its Korean words (`kebab.lexicon`); empty for other questions."""
-    if not is_korean(question):
-        return []
+def translated_words(question: str) -> list[frozenset[str]]:
+    """The question's words as a note in the other language would hold them (`kebab.lexicon`):
+    a Korean question's Latin terms and the English for its Korean words; an English
+    question's Korean glossary words, each as its bigrams. Empty when the glossary has none."""
     latin, _ = query_terms(question)
-    other, _ = translated_terms(question)
-    return [frozenset([t]) for t in dict.fromkeys(latin + other)]
+    if is_korean(question):
+        other, _ = translated_terms(question)
+        return [frozenset([t]) for t in dict.fromkeys(latin + other)] if other else []
+    return [frozenset(cjk_terms(word)) for word in korean_for(latin, latin_terms)]
 
 
 def coverage(words: list[frozenset[str]], have: set[str], context: set[str] | None = None) -> float:

@@ -34,13 +34,14 @@ from kebab.index.disk import keep_private, reason
 from kebab.index.lexical import query_terms
 from kebab.index.store import Store
 from kebab.index.vectors import Vectors
+from kebab.lexicon import korean_for
 from kebab.model import (
     CHUNKER_VERSION,
     INDEX_VERSION,
     PARSER_VERSION,
     IndexSummary,
 )
-from kebab.text import cjk_weights, is_korean, latin_terms, translated_terms
+from kebab.text import cjk_terms, cjk_weights, is_korean, latin_terms, translated_terms
 
 __all__ = ["Index", "Progress", "embedding_text", "versions"]
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+#-]*")  # a question's word, as a person wrote it
@@ -249,6 +250,8 @@ class Index:
         # A number is a value the asker brings (`1700000000`, `8080`), not a thing to look up.
         asked_terms = [t for t in latin if len(t) >= 3 and not t.isdigit()]
         missing = set(self.lexical.unknown_terms(asked_terms, []))
+        # ...and not words the notes hold in Korean ("stew" asked of a note on `김치찌개`)
+        missing = {t for t in missing if not self._held_in_korean(t)}
         asked = _WORD.findall(question)
         words = dict.fromkeys(w for w in asked if set(latin_terms(w)) & missing)
         unknown = list(words) or sorted(missing)
@@ -259,6 +262,13 @@ class Index:
                 if len(w) >= 3 and w not in unknown and self._only_in(w, besides)
             ]
         return unknown
+
+    def _held_in_korean(self, term: str) -> bool:
+        """Whether a Korean word for the English `term` (`kebab.lexicon`) is in some note."""
+        return any(
+            not self.lexical.unknown_terms([], cjk_terms(word))
+            for word in korean_for([term], latin_terms)
+        )
 
     def _only_in(self, word: str, chunk_ids: frozenset[str]) -> bool:
         """Whether every passage the word is found in is one of `chunk_ids`."""

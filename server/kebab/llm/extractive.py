@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from kebab.llm import Evidence, GenerateRequest
-from kebab.text import coverage, english_words, is_korean, query_words, terms_of
+from kebab.text import coverage, is_korean, query_words, terms_of, translated_words
 from kebab.units import embedding_text, is_navigation, units
 
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ class Extractive:
     def _scores(self, question: str, found: list[tuple[Evidence, str]]) -> list[float]:
         cos = self._cosines(question, found)
         words = query_words(question)
-        english = english_words(question)  # a Korean question read against English units
+        other = translated_words(question)  # read against units in the other language
         wants = [shape for asks, shape in _WANTS if asks.search(question)]
         names = [t.lower() for t in key_terms(question)]
         count = counted(question)
@@ -208,8 +208,8 @@ class Extractive:
         for (ev, unit), c in zip(found, cos, strict=True):
             have = terms_of(unit)
             cover = coverage(words, have, context[ev.marker])
-            if english:
-                cover = max(cover, coverage(english, have, context[ev.marker]))
+            if other:
+                cover = max(cover, coverage(other, have, context[ev.marker]))
             prior = PRIOR * ev.score  # how sure retrieval is of the passage
             fits = 0.08 * sum(1 for shape in wants if shape.search(unit)) / max(len(wants), 1)
             # The question's own identifiers (`max_age`, `root_path_in_servers`) in the unit
