@@ -33,6 +33,17 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 
 
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Say the random order's seed at the end, -q or not: pytest-randomly names it only in the
+    header, which -q (the README's and CI's command) hides, and a failure that depends on the
+    order is replayed with that seed."""
+    seed = config.getoption("randomly_seed", None)
+    if config.pluginmanager.hasplugin("randomly") and isinstance(seed, int):
+        terminalreporter.write_line(
+            f"random order: replay it with -p randomly --randomly-seed={seed}"
+        )
+
+
 @pytest.fixture(scope="session")
 def _model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One folder for the model's unpacked weights, shared by every server the run starts."""
