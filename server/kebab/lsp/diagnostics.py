@@ -39,9 +39,18 @@ class Diagnostics:
         self.ls = ls
         self._timer: asyncio.TimerHandle | None = None
         self._published: set[str] = set()
+        self._stopped = False
+
+    def stop(self) -> None:
+        """No more publishing: the server is shutting down (its worker threads are going)."""
+        self._stopped = True
+        if self._timer is not None:
+            self._timer.cancel()
 
     def refresh_open(self) -> None:
         """Recheck every open note soon (a note or a cited source changed)."""
+        if self._stopped:
+            return
         if self._timer is not None:
             self._timer.cancel()
         loop = asyncio.get_running_loop()
@@ -56,9 +65,13 @@ class Diagnostics:
 
     async def _publish_all(self) -> None:
         for doc in list(self.ls.workspace.text_documents.values()):
+            if self._stopped:
+                return
             try:
                 await self.publish(doc.uri)
             except Exception:  # one note's trouble must not stop the others
+                if self._stopped:
+                    return  # shut down mid-publish: the worker threads are gone, nothing failed
                 log.exception("diagnostics failed for %s", doc.uri)
 
     async def publish(self, uri: str) -> None:

@@ -142,6 +142,7 @@ async def initialized(ls: KebabServer, params: types.InitializedParams) -> None:
 
 
 async def shutdown(ls: KebabServer, params: Any = None) -> None:
+    ls.diagnostics.stop()
     for folder in ls.folders:
         await folder.close()
 
