@@ -139,6 +139,14 @@ def server() -> Iterator[ModelServer]:
 
 
 @pytest.fixture
+def fixture_copy(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, embedder: UniversalSentenceEncoder
+) -> tuple[Path, Path]:
+    """(root, index_dir): this test's own copy of fixtures/workspace and of its built index."""
+    return clone_fixture(tmp_path_factory.getbasetemp(), tmp_path, embedder)
+
+
+@pytest.fixture
 async def make_ws(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, embedder: UniversalSentenceEncoder
 ) -> AsyncIterator[MakeWorkspace]:
@@ -184,6 +192,20 @@ def bulk_notes(n: int = BULK_NOTES) -> dict[str, str]:
         f"bulk/note-{i:04}.md": f"# Note {i}\n\nMeeting {i} was about item {i * 7}.\n"
         for i in range(n)
     }
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def vscode(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[KebabClient]:
+    """A language server over the fixture workspace, as VS Code starts it, ready; one per test
+    module (module scope), shared by that module's tests."""
+    from lsp_client import serving
+
+    module = request.module.__name__.rsplit(".", 1)[-1]
+    async with serving(tmp_path_factory.mktemp(module), "vscode") as client:
+        await client.wait_ready()
+        yield client
 
 
 @pytest_asyncio.fixture(loop_scope="module")

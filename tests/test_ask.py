@@ -16,7 +16,6 @@ import pytest
 from conftest import MakeWorkspace
 from kebab import tokens
 from kebab.cli import main
-from kebab.embed.use import UniversalSentenceEncoder
 from kebab.evaluation import load_questions, matches
 from kebab.footnotes import slug
 from kebab.rag import prompt
@@ -25,7 +24,6 @@ from llm_server import (
     Reply,
     answer_rows,
     ask,
-    clone_fixture,
     closed_port_url,
     llm_settings,
 )
@@ -387,21 +385,18 @@ async def test_extractive_default_answers_the_fixture_questions(make_ws: MakeWor
 # the CLI ----------------------------------------------------------------------------------------
 
 
-def _cli_workspace(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, embedder: UniversalSentenceEncoder
-) -> list[str]:
-    root, index_dir = clone_fixture(tmp_path_factory.getbasetemp(), tmp_path, embedder)
+@pytest.fixture
+def where(fixture_copy: tuple[Path, Path]) -> list[str]:
+    """The CLI arguments that point at this test's copy of the fixture workspace."""
+    root, index_dir = fixture_copy
     return ["--root", str(root), "--index-dir", str(index_dir)]
 
 
 def test_cli_ask_json_prints_answer_v1_and_history_lists_it(
     server: ModelServer,
-    tmp_path: Path,
-    tmp_path_factory: pytest.TempPathFactory,
-    embedder: UniversalSentenceEncoder,
+    where: list[str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    where = _cli_workspace(tmp_path, tmp_path_factory, embedder)
     server.answer("The backup job runs ", "every day at 02:30 [#1].")
     model = ["--backend", "openai", "--endpoint", server.url, "--model", "m"]
 
@@ -431,12 +426,9 @@ def test_cli_ask_json_prints_answer_v1_and_history_lists_it(
 
 def test_cli_ask_streams_text_and_lists_sources(
     server: ModelServer,
-    tmp_path: Path,
-    tmp_path_factory: pytest.TempPathFactory,
-    embedder: UniversalSentenceEncoder,
+    where: list[str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    where = _cli_workspace(tmp_path, tmp_path_factory, embedder)
     server.answer("The backup job runs ", "every day at 02:30 [#1].")
     assert (
         main(
@@ -460,14 +452,9 @@ def test_cli_ask_streams_text_and_lists_sources(
 
 
 def test_cli_ask_with_no_model_server_fails_with_one_line(
-    tmp_path: Path,
-    tmp_path_factory: pytest.TempPathFactory,
-    embedder: UniversalSentenceEncoder,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    where: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KEBAB_LLM_MAX_RETRIES", "0")
-    where = _cli_workspace(tmp_path, tmp_path_factory, embedder)
     url = closed_port_url()
     assert main(["ask", QUESTION, *where, "--backend", "ollama", "--endpoint", url]) == 1
     captured = capsys.readouterr()
@@ -479,12 +466,9 @@ def test_cli_ask_with_no_model_server_fails_with_one_line(
 
 def test_cli_dry_run_prints_the_prompt_and_calls_no_model(
     server: ModelServer,
-    tmp_path: Path,
-    tmp_path_factory: pytest.TempPathFactory,
-    embedder: UniversalSentenceEncoder,
+    where: list[str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    where = _cli_workspace(tmp_path, tmp_path_factory, embedder)
     assert (
         main(
             ["ask", QUESTION, *where, "--backend", "openai", "--endpoint", server.url, "--dry-run"]

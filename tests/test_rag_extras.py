@@ -17,10 +17,9 @@ import pytest
 from conftest import MakeWorkspace
 from kebab import footnotes
 from kebab.cli import main
-from kebab.embed.use import UniversalSentenceEncoder
 from kebab.errors import WorkspaceError
 from kebab.model import AskRequest, to_builtins
-from llm_server import ModelServer, Received, Reply, ask, clone_fixture, llm_settings
+from llm_server import ModelServer, Received, Reply, ask, llm_settings
 
 QUESTION = "What time does the nightly backup job run?"
 ANSWER = "The backup job runs every day at 02:30 [#1]."
@@ -194,12 +193,10 @@ async def test_conflicts_go_into_answer_v1_and_unknown_markers_are_dropped(
 
 def test_cli_prints_conflicts_before_the_answer(
     server: ModelServer,
-    tmp_path: Path,
-    tmp_path_factory: pytest.TempPathFactory,
-    embedder: UniversalSentenceEncoder,
+    fixture_copy: tuple[Path, Path],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    root, index_dir = clone_fixture(tmp_path_factory.getbasetemp(), tmp_path, embedder)
+    root, index_dir = fixture_copy
     (root / "kebab.toml").write_text("[rag]\ndetect_conflicts = true\n", encoding="utf-8")
     (root / "ops/backup-2022.md").write_text(OLD_BACKUP["ops/backup-2022.md"], encoding="utf-8")
     server.script(Reply([CONFLICTS]), Reply([ANSWER]))
@@ -225,10 +222,8 @@ NOTE = (
 
 
 @pytest.fixture
-def cli_ws(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, embedder: UniversalSentenceEncoder
-) -> tuple[Path, list[str]]:
-    root, index_dir = clone_fixture(tmp_path_factory.getbasetemp(), tmp_path, embedder)
+def cli_ws(fixture_copy: tuple[Path, Path]) -> tuple[Path, list[str]]:
+    root, index_dir = fixture_copy
     return root, ["--root", str(root), "--index-dir", str(index_dir)]
 
 

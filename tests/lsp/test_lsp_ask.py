@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from lsp_client import KebabClient, serving, until
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -16,14 +14,6 @@ from pygls.exceptions import JsonRpcInvalidParams
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 BACKUP_Q = "What time does the nightly backup run?"
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def vscode(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KebabClient]:
-    module_tmp = tmp_path_factory.mktemp("ask")
-    async with serving(module_tmp, "vscode") as client:
-        await client.wait_ready()
-        yield client
 
 
 async def test_initialize_indexes_the_workspace_with_progress(tmp_path: Path) -> None:

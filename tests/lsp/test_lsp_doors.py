@@ -7,13 +7,11 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
-from lsp_client import KebabClient, server_env, serving, until
+from lsp_client import KebabClient, server_env, until
 from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -21,13 +19,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 QUESTION = "What time does the nightly backup job run?"  # also a line of inbox/questions.md
 OTHER = "How do I read the slow query log on Postgres?"
 KEBAB = str(Path(sys.executable).with_name("kebab"))
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def vscode(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KebabClient]:
-    async with serving(tmp_path_factory.mktemp("doors"), "vscode") as client:
-        await client.wait_ready()
-        yield client
 
 
 async def answer_action(

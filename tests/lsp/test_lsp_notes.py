@@ -5,11 +5,9 @@ edit, and following a citation (hover, definition, links, diagnostics, the refre
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 
 import pytest
-import pytest_asyncio
-from lsp_client import KebabClient, serving, until
+from lsp_client import KebabClient, until
 from lsprotocol import types
 
 from kebab import footnotes
@@ -18,14 +16,6 @@ from kebab.markdown import content_hash
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 QUESTION = "What time does the nightly backup job run?"
-
-
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def vscode(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[KebabClient]:
-    module_tmp = tmp_path_factory.mktemp("notes")
-    async with serving(module_tmp, "vscode") as client:
-        await client.wait_ready()
-        yield client
 
 
 def position_of(client: KebabClient, uri: str, needle: str, nth: int = 0) -> types.Position:
