@@ -139,30 +139,13 @@ class Workspace:
         pending = self.pending_vectors()
         if not reading and not pending:
             return None
-        if is_korean(question):
-            parts = (
-                [f"파일 {done:,}/{total:,}개 읽음" if total else "파일을 읽는 중"]
-                if reading
-                else []
-            )
-            if pending:
-                parts.append(f"구절 {pending:,}개는 아직 단어로만 찾음")
-            message = (
-                f"색인을 아직 만드는 중입니다({', '.join(parts)}). "
-                "끝난 뒤 다시 물어보면 더 완전한 답을 얻습니다."
-            )
-        else:
-            parts = (
-                [f"{done:,} of {total:,} files read" if total else "reading files"]
-                if reading
-                else []
-            )
-            if pending:
-                parts.append(f"{pending:,} passages not embedded yet, found by their words only")
-            message = (
-                f"The index is still being built ({'; '.join(parts)}): "
-                "ask again when it is done for a complete answer."
-            )
+        say = _BUILDING_KO if is_korean(question) else _BUILDING_EN
+        parts = []
+        if reading:
+            parts.append(say["read"].format(done=done, total=total) if total else say["reading"])
+        if pending:
+            parts.append(say["pending"].format(pending=pending))
+        message = say["message"].format(parts=say["join"].join(parts))
         return IndexBuilding(done, total, pending, message)
 
     def refresh(self, progress: Progress | None = None) -> IndexSummary:
@@ -290,6 +273,24 @@ class Workspace:
 
     def status(self) -> dict[str, object]:
         return self.index.status()
+
+
+# "The index is still being built", in the question's language (`Workspace.building`).
+_BUILDING_EN = {
+    "read": "{done:,} of {total:,} files read",
+    "reading": "reading files",
+    "pending": "{pending:,} passages not embedded yet, found by their words only",
+    "join": "; ",
+    "message": "The index is still being built ({parts}): "
+    "ask again when it is done for a complete answer.",
+}
+_BUILDING_KO = {
+    "read": "파일 {done:,}/{total:,}개 읽음",
+    "reading": "파일을 읽는 중",
+    "pending": "구절 {pending:,}개는 아직 단어로만 찾음",
+    "join": ", ",
+    "message": "색인을 아직 만드는 중입니다({parts}). 끝난 뒤 다시 물어보면 더 완전한 답을 얻습니다.",
+}
 
 
 def preload_embedded_model() -> None:
