@@ -218,8 +218,10 @@ class Index:
         # English notes, about half in a collection that has each page in both. English words
         # are only looked for in Korean when most notes are Korean: Korean notes carry English
         # terms anyway, and in a mixed collection the English notes answer an English question.
-        korean = self.korean_share()
-        weight = TRANSLATED * (1.0 - korean if is_korean(question) else max(0.0, 2 * korean - 1))
+        weight = 0.0
+        if other_latin or other_cjk:
+            korean = self.korean_share()
+            weight = TRANSLATED * (1 - korean if is_korean(question) else max(0.0, 2 * korean - 1))
         if weight > 0.01:
             weights.update(dict.fromkeys(other_latin, weight))
             weights.update(dict.fromkeys(other_cjk, weight / 2))  # a word is two bigrams or so
@@ -241,11 +243,11 @@ class Index:
 
     def unknown_words(self, question: str, besides: frozenset[str] = frozenset()) -> list[str]:
         """The question's Latin-script content words (3+ letters, not numbers) that no note
-        contains. Korean words are not judged: a Korean word missing from the Korean notes is
-        no evidence that the English notes lack the thing (`백업` asked of notes that say
-        "backup"). Words found
-        only in the passages whose chunk ids are in `besides` (those holding the question
-        itself) count as unknown too."""
+        contains, in English or, by the glossary, in Korean. Korean words are not judged: a
+        Korean word missing from the Korean notes is no evidence that the English notes lack
+        the thing (`백업` asked of notes that say "backup"). Words found only in the passages
+        whose chunk ids are in `besides` (those holding the question itself) count as unknown
+        too."""
         latin, _ = query_terms(question)
         # A number is a value the asker brings (`1700000000`, `8080`), not a thing to look up.
         asked_terms = [t for t in latin if len(t) >= 3 and not t.isdigit()]
@@ -272,7 +274,7 @@ class Index:
 
     def _only_in(self, word: str, chunk_ids: frozenset[str]) -> bool:
         """Whether every passage the word is found in is one of `chunk_ids`."""
-        keys = {key for key, _ in self.lexical_search(word, len(chunk_ids) + 1)}
+        keys = {key for key, _ in self.lexical.search(*query_terms(word), len(chunk_ids) + 1)}
         chunks = self.store.chunks_by_key(keys)
         return bool(keys) and all(chunks[k].id in chunk_ids for k in keys if k in chunks)
 
