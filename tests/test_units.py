@@ -69,6 +69,28 @@ def test_a_list_of_links_is_navigation_and_prose_is_not() -> None:
     assert not is_navigation("# Backups\n\nThe backup runs at 02:30.\nSee [[Restore]].\n")
 
 
+def test_an_index_whose_entries_carry_a_short_gloss_is_navigation_too(
+    embedder: UniversalSentenceEncoder,
+) -> None:
+    """`[[backup]]: nightly restic backups` names where the answer is; it is not the answer."""
+    index = (
+        "# Index\n\n- [[backup]]: nightly restic backups of nas01\n"
+        "- [Postgres](ops/postgres.md) — the database on nas01\n- [[nginx]]: reverse proxy\n"
+    )
+    assert is_navigation(index)
+    facts = (
+        "# Ports\n\n- [[postgres]] listens on port 5433 because an old 14 cluster holds 5432\n"
+        "- [[nginx]] serves ports 80 and 443 and passes the rest to the app on port 3000\n"
+        "- [[redis]] is not installed on nas01 at all; the app uses the hosted one\n"
+    )
+    assert not is_navigation(facts)  # a link that starts a statement is not an index entry
+    answer = Extractive(embedder).answer(
+        "When do the nightly backups of nas01 run?",
+        [_ev(1, "Index", index), _ev(2, "Schedule", "The nightly backup runs at 02:30.")],
+    )
+    assert answer == "The nightly backup runs at 02:30. [#2]"
+
+
 def _ev(marker: int, heading: str, text: str) -> Evidence:
     return Evidence(marker, "n.md", [heading], 1, 10, text)
 

@@ -32,6 +32,9 @@ _END = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣\"'`(\[*_])|(?<=[다요음함�
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _INCLUDE = re.compile(r"\{[*!%][^{}\n]*[*!%]\}")  # mkdocs / snippet includes: `{* file.py *}`
 _LINK_ONLY = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)|[\s,;·|/-])+$")
+_LINK = re.compile(r"\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)")
+_LEADING_LINK = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\))")
+_GLOSS_WORDS = 8  # an index entry's gloss; a longer line after a link states something itself
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
@@ -131,8 +134,17 @@ def is_navigation(text: str) -> bool:
     ]
     if len(lines) < 3:
         return False
-    links = sum(1 for ln in lines if _LINK_ONLY.match(_LIST_ITEM.sub("", ln)))
+    links = sum(1 for ln in lines if _points_elsewhere(_LIST_ITEM.sub("", ln)))
     return links >= 0.6 * len(lines)
+
+
+def _points_elsewhere(line: str) -> bool:
+    """A line of links, or a link with a short gloss (`[[backup]]: nightly restic backups`):
+    an index note's entry, which names where the answer is rather than stating it."""
+    if _LINK_ONLY.match(line):
+        return True
+    lead = _LEADING_LINK.match(line)
+    return bool(lead) and len(re.findall(r"\w+", _LINK.sub(" ", line))) <= _GLOSS_WORDS
 
 
 def _says(code_line: str) -> bool:
