@@ -29,22 +29,21 @@ def test_sentences_are_never_cut_at_abbreviations_or_inside_brackets() -> None:
     ]
 
 
-def test_fence_markers_are_never_units_even_inside_quotes_and_callouts() -> None:
-    text = "> [!example]\n> Completed twice:\n> ```text\n> - [x] walk the dog\n> ```\n"
-    found = units(text)
-    assert found == ["Completed twice: `- [x] walk the dog`"]
-    assert not any("```" in u for u in found)
+def test_a_code_block_is_one_unit_with_the_line_that_introduces_it() -> None:
+    text = "> [!example]\n> Completed twice:\n> ```text\n> - [x] walk the dog\n>   - again\n> ```\n"
+    assert units(text) == ["Completed twice:\n```text\n- [x] walk the dog\n  - again\n```"]
 
 
-def test_code_lines_that_only_give_a_file_its_shape_are_not_units() -> None:
+def test_a_block_that_only_gives_a_file_its_shape_is_not_a_unit() -> None:
     text = (
         "Runs nightly.\n\n```ini\n[Timer]\nOnCalendar=*-*-* 02:30:00\n```\n\n"
         "```nginx\nserver {\n  location / {\n    proxy_pass http://127.0.0.1:3000;\n  }\n}\n```"
+        "\n\n```json\n{\n}\n```"
     )
     assert units(text) == [
         "Runs nightly.",
-        "`OnCalendar=*-*-* 02:30:00`",
-        "`proxy_pass http://127.0.0.1:3000;`",
+        "```ini\n[Timer]\nOnCalendar=*-*-* 02:30:00\n```",
+        "```nginx\nserver {\n  location / {\n    proxy_pass http://127.0.0.1:3000;\n  }\n}\n```",
     ]
 
 

@@ -214,6 +214,13 @@ async def run_answers(
                     else None
                 ),
                 "has_facts": bool(q.must_contain),
+                # a refused answerable question still points at the right place when a gold
+                # passage is among the nearest passages listed with the refusal
+                "nearest_gold": (
+                    any(matches(c, g) for c in a.candidates for g in q.gold)
+                    if q.gold and not a.grounded
+                    else None
+                ),
                 "answer": a.answer,
             }
         )
@@ -240,6 +247,10 @@ def summarise_answers(rows: list[dict[str, Any]]) -> dict[str, Any]:
         ),
         "key_fact_rate": rate(
             [r for r in answerable if r["has_facts"]], lambda r: bool(r["must_contain"])
+        ),
+        "refused_shows_gold": rate(
+            [r for r in answerable if r.get("nearest_gold") is not None],
+            lambda r: bool(r["nearest_gold"]),
         ),
         "latency_ms_p50": round(statistics.median(ms), 1) if ms else None,
         "latency_ms_p95": round(ms[int(0.95 * (len(ms) - 1))], 1) if ms else None,

@@ -38,6 +38,23 @@ STOPWORDS = frozenset(
 )
 
 
+# Words that say how the asker feels or puts the question ("this weird error", "the annoying
+# prompt", "a pointless step"), never what it is about: a note that lacks them lacks nothing.
+MOOD_WORDS = frozenset(
+    _analyzer.analyze(
+        "weird weirdly strange strangely odd oddly annoying annoyingly annoyed funny pointless "
+        "silly stupid dumb crazy confusing confused frustrating frustrated painful tedious "
+        "ugly nice cool awesome great terrible horrible awful bad worse worst nasty messy "
+        "cryptic mysterious mysteriously random randomly sudden suddenly basically actually "
+        "really honestly literally seriously totally kinda sorta somehow anyway anyways "
+        "stuff thing things something someone somewhere whatever whatsoever lol ugh hmm "
+        "hate love wish hope wonder wondering guess remember forgot forgotten recall "
+        "recalled again still already ever never always quick quickly simple simply easy "
+        "easily properly correctly nicely neat handy trick tricks"
+    )
+)
+
+
 def latin_terms(text: str) -> list[str]:
     """Stemmed lowercase word terms of the non-CJK parts of `text`."""
     return _analyzer.analyze(_CJK_RUN.sub(" ", text))
@@ -293,3 +310,19 @@ def coverage(words: list[frozenset[str]], have: set[str], context: set[str] | No
 def terms_of(text: str) -> set[str]:
     """Every term `text` is indexed as, any script."""
     return set(latin_terms(text)) | set(cjk_terms(text))
+
+
+def is_name(word: str, question: str) -> bool:
+    """Whether an unknown word of the question is a name (`Kafka`, `gRPC`, `HEALTHCHECK`,
+    `ssl-keyfile`, `v2`) rather than an everyday word (`phone`, `underneath`): a question about a
+    thing no note names is not answered from notes about its neighbours, however close in
+    meaning they are. A capital that only starts the sentence makes no name; a Latin-script
+    word in a Korean question is one (`Todoist API는 어떻게 호출하나요?`)."""
+    if any(c.isupper() for c in word[1:]) or any(c.isdigit() or c in "-_." for c in word):
+        return True
+    if is_korean(question):  # a Korean question says its everyday words in Korean
+        return True
+    if not word[:1].isupper():
+        return False
+    at = question.find(word)
+    return at > 0 and not re.search(r"[.?!]\s*$", question[:at])

@@ -1,4 +1,4 @@
-"""Quotable units of a Markdown passage: whole sentences, list items, table rows, code lines.
+"""Quotable units of a Markdown passage: whole sentences, list items, table rows, code blocks.
 
 One definition serves the index (each unit of a passage gets its own vector, the evidence that a
 passage holds the answer somewhere inside it) and the extractive answerer (which quotes units).
@@ -11,10 +11,12 @@ it (tldr's "Description:" and its command).
 from __future__ import annotations
 
 import re
+import textwrap
 from functools import lru_cache
 
 _LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
 _QUOTE = re.compile(r"^(>\s*)+")
+_QUOTED_CODE = re.compile(r"^\s*(> ?)+")  # a code line's quote markers, not its indentation
 _CALLOUT = re.compile(r"^\[![A-Za-z-]+\][+-]?\s*")
 _TABLE_RULE = re.compile(r"\|?[\-: |]+\|?")
 _FENCE = re.compile(r"^(```|~~~)")
@@ -35,10 +37,11 @@ _LINK_ONLY = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)|[\s,;·|/-])+$")
 _LINK = re.compile(r"\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)")
 _LEADING_LINK = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\))")
 _GLOSS_WORDS = 8  # an index entry's gloss; a longer line after a link states something itself
+EMBEDDED_CHARS = 1500  # of one unit
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
-VERSION = "units-5"
+VERSION = "units-6"
 
 
 def units(text: str) -> list[str]:
@@ -57,18 +60,23 @@ def units(text: str) -> list[str]:
                 out.extend(split_sentences(joined))
             para.clear()
 
-    in_fence = False
+    fence: list[str] | None = None  # the open code block: its opening line, then its lines
     for raw in _INCLUDE.sub("", _HTML_COMMENT.sub("", text)).split("\n"):
         line = _CALLOUT.sub("", _QUOTE.sub("", raw.strip())).strip()
         if _FENCE.match(line):
             flush()
-            in_fence = not in_fence
+            if fence is None:
+                fence = [line]
+            else:
+                # A code block is one unit, quoted whole as a block: a file or a script read
+                # one line at a time is unreadable, and the line that matters loses its place.
+                # A block that only gives a file its shape (`}`, `[Timer]`) says nothing.
+                if any(_says(ln.strip()) for ln in fence[1:]):
+                    out.append(_block(fence))
+                fence = None
             continue
-        if in_fence:
-            # A code line is a unit when it says something: `[Timer]`, `server {` or `}` only
-            # give the file its shape.
-            if line and len(line) <= 160 and not line.startswith("#") and _says(line):
-                out.append(f"`{line}`")
+        if fence is not None:
+            fence.append(_QUOTED_CODE.sub("", raw))
             continue
         if _TABLE_RULE.fullmatch(line) and "-" in line:
             flush()
@@ -89,13 +97,18 @@ def units(text: str) -> list[str]:
             flush()
         para.append(line)
     flush()
+    if fence is not None and any(_says(ln.strip()) for ln in fence[1:]):
+        out.append(_block(fence))  # a block left open at the passage's end
     # A lead-in ending in ':' takes what it introduces: the next unit, or a whole short list
     # ("allowed characters: a-z; 0-9; _; -"), so the quote holds the answer and not its preface.
     merged: list[str] = []
     lead = False  # the last merged unit is a lead-in still taking list items
     for unit in out:
         item = _LIST_ITEM.match(unit)
-        if merged and merged[-1].rstrip("*_ ").endswith(":") and len(merged[-1]) < 200:
+        if is_block(unit) and merged and _introduces(merged[-1]) and not is_block(merged[-1]):
+            merged[-1] = f"{merged[-1]}\n{unit}"  # "Run this:" and the block it introduces
+            lead = False
+        elif merged and merged[-1].rstrip("*_ ").endswith(":") and len(merged[-1]) < 200:
             merged[-1] = f"{merged[-1]} {_LIST_ITEM.sub('', unit)}"
             lead = bool(item)
         elif lead and item and len(merged[-1]) < 400:
@@ -104,6 +117,35 @@ def units(text: str) -> list[str]:
             merged.append(unit)
             lead = False
     return [u for u in merged if _quotable(u)]
+
+
+FENCE = "```"
+
+
+def is_block(unit: str) -> bool:
+    """Whether a unit holds a fenced code block (alone or after the line introducing it)."""
+    return FENCE in unit and "\n" in unit
+
+
+def split_block(unit: str) -> tuple[str, str, list[str]]:
+    """A block unit as (the line introducing it, the opening fence with its language, the
+    code lines); the first is empty for a block that stands alone."""
+    head, _, rest = unit.partition(FENCE)
+    opening, _, body = rest.partition("\n")
+    code = body.rsplit(FENCE, 1)[0].rstrip("\n").split("\n")
+    return head.strip(), FENCE + opening.strip(), code
+
+
+def _block(fence: list[str]) -> str:
+    """The unit of one fenced code block: its lines dedented, trailing blank lines dropped."""
+    lang = _FENCE.sub("", fence[0]).strip()
+    body = textwrap.dedent("\n".join(ln.rstrip() for ln in fence[1:])).strip("\n")
+    return f"{FENCE}{lang}\n{body}\n{FENCE}"
+
+
+def _introduces(unit: str) -> bool:
+    """A line that leads into what follows it ("Run this:", "The config looks like this:")."""
+    return unit.rstrip("*_ ").endswith(":") and len(unit) < 300
 
 
 def split_sentences(paragraph: str) -> list[str]:
@@ -121,8 +163,9 @@ def split_sentences(paragraph: str) -> list[str]:
 
 
 def embedding_text(heading_path: list[str], unit: str) -> str:
-    """What the embedding model sees for one unit: where it sits, then the unit."""
-    return (" › ".join(heading_path) + "\n" if heading_path else "") + unit
+    """What the embedding model sees for one unit: where it sits, then the unit (a long code
+    block by its start: its meaning is set there, and its length would only cost time)."""
+    return (" › ".join(heading_path) + "\n" if heading_path else "") + unit[:EMBEDDED_CHARS]
 
 
 @lru_cache(maxsize=65536)

@@ -41,7 +41,15 @@ from kebab.model import (
     PARSER_VERSION,
     IndexSummary,
 )
-from kebab.text import cjk_terms, cjk_weights, is_korean, latin_terms, translated_terms
+from kebab.text import (
+    MOOD_WORDS,
+    cjk_terms,
+    cjk_weights,
+    is_korean,
+    is_name,
+    latin_terms,
+    translated_terms,
+)
 
 __all__ = ["Index", "Progress", "embedding_text", "versions"]
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+#-]*")  # a question's word, as a person wrote it
@@ -250,10 +258,20 @@ class Index:
         too."""
         latin, _ = query_terms(question)
         # A number is a value the asker brings (`1700000000`, `8080`), not a thing to look up.
-        asked_terms = [t for t in latin if len(t) >= 3 and not t.isdigit()]
+        # ...nor is a word that says how the asker feels or phrases it ("weird", "annoying").
+        asked_terms = [t for t in latin if len(t) >= 3 and not t.isdigit() and t not in MOOD_WORDS]
         missing = set(self.lexical.unknown_terms(asked_terms, []))
         # ...and not words the notes hold in Korean ("stew" asked of a note on `김치찌개`)
         missing = {t for t in missing if not self._held_in_korean(t)}
+        if missing and self.korean_share() > 0.5:
+            # Notes kept in Korean say their everyday words in Korean, beyond any glossary: an
+            # English question over them is judged on its names alone (`mimalloc`, `app.asar`),
+            # as a Korean question over English notes is.
+            missing = {
+                t
+                for t in missing
+                if any(is_name(w, question) for w in _WORD.findall(question) if t in latin_terms(w))
+            }
         asked = _WORD.findall(question)
         words = dict.fromkeys(w for w in asked if set(latin_terms(w)) & missing)
         unknown = list(words) or sorted(missing)
@@ -261,7 +279,10 @@ class Index:
             unknown += [
                 w
                 for w in dict.fromkeys(asked)
-                if len(w) >= 3 and w not in unknown and self._only_in(w, besides)
+                if len(w) >= 3
+                and w not in unknown
+                and not set(latin_terms(w)) <= MOOD_WORDS
+                and self._only_in(w, besides)
             ]
         return unknown
 

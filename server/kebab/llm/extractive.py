@@ -21,8 +21,15 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from kebab.llm import Evidence, GenerateRequest
-from kebab.text import coverage, is_korean, query_words, terms_of, translated_words
-from kebab.units import embedding_text, is_navigation, units
+from kebab.text import (
+    coverage,
+    is_korean,
+    latin_terms,
+    query_words,
+    terms_of,
+    translated_words,
+)
+from kebab.units import FENCE, embedding_text, is_block, is_navigation, split_block, units
 
 if TYPE_CHECKING:
     from kebab.embed import Embedder
@@ -72,6 +79,23 @@ _WANTS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
             r"\b(flag|option|switch|argument|parameter)s?\b|옵션|플래그|인자|매개변수", re.I
         ),
         re.compile(r"(^|[\s`])--?[A-Za-z]|`[^`]+=[^`]*`|\b\w+_\w+\b"),
+    ),
+    (  # a file or a path
+        re.compile(
+            r"\b(which|what|where( is| are| do| does)?) (the )?(config(uration)? )?"
+            r"(file|folder|directory|path)s?\b|어떤 파일|파일 ?(이름|경로|위치)|경로|어느 (파일|폴더)",
+            re.I,
+        ),
+        re.compile(
+            r"[~.]?/[\w.-]+|\b[\w-]+\.(json|ya?ml|toml|ini|conf|cfg|md|txt|py|js|ts|sh|env|lock|xml|plist|rc)\b"
+        ),
+    ),
+    (  # a setting or a key
+        re.compile(
+            r"\b(which|what) (setting|config|key|variable|env(ironment)? var\w*)|설정값|환경 ?변수",
+            re.I,
+        ),
+        re.compile(r"\b[\w.-]+\s*[=:]\s*\S|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|`[^`]+`"),
     ),
     (  # a command or an instruction
         re.compile(
@@ -143,8 +167,10 @@ class Extractive:
         window = [
             i for i in (i0, i0 + 1, i0 + 2, i0 - 1) if 0 <= i < len(found) and found[i][0] is top
         ]
-        if _complete(question, found[i0][1], _context(top)):
-            window = [i0]  # it holds what was asked for ("at 02:30"): its neighbours only distract
+        if is_block(found[i0][1]) or _complete(question, found[i0][1], _context(top)):
+            # It holds what was asked for ("at 02:30"; a code block with the line introducing
+            # it): its neighbours only distract.
+            window = [i0]
         chosen = window + [i for i in order[1:6] if found[i][0] is top and scores[i] >= best * 0.9]
         chosen = list(dict.fromkeys(chosen))[:4]
         chosen += [
@@ -153,13 +179,13 @@ class Extractive:
             if found[i][0] is not top and found[i][0].path == top.path and scores[i] >= best * 0.95
         ][:1]
         chosen.sort(key=lambda i: (found[i][0].marker, i))
-        return "\n".join(f"{_as_line(found[i][1])} [#{found[i][0].marker}]" for i in chosen)
+        return "\n".join(quote(found[i][1], found[i][0].marker, question) for i in chosen)
 
     def key_sentences(self, topic: str, ev: Evidence, n: int = 2) -> list[str]:
         """The passage's `n` units that best match `topic`, in reading order, as plain lines;
         prose before code lines."""
         found = [(ev, u) for u in units(ev.text)]
-        prose = [(e, u) for e, u in found if not (u.startswith("`") and u.endswith("`"))]
+        prose = [(e, u) for e, u in found if not is_block(u)]
         found = prose or found
         if not found:
             return []
@@ -254,9 +280,10 @@ def counted(question: str) -> re.Pattern[str] | None:
 
 
 def key_terms(question: str) -> list[str]:
-    """Names, numbers, identifiers and quoted words of the question (`10` of `10분`)."""
+    """Names, numbers, identifiers and quoted words of the question (`10` of `10분`); in a Korean
+    question a capitalised word is a name wherever it stands (`Todoist API는…`)."""
     out = []
-    for match in _KEY_TERM.finditer(question):
+    for match in _KEY_TERM.finditer(f" {question}" if is_korean(question) else question):
         term = next(g for g in match.groups() if g).strip(".")
         if len(term) >= 2:
             out.append(term)
@@ -271,10 +298,14 @@ def missing_key_terms(question: str, evidence_text: str) -> list[str]:
     quoted phrase of three words or more is a message or label recalled from memory: neither
     is a name the notes must hold."""
     haystack = evidence_text.lower()
+    held = terms_of(evidence_text)
 
     def present(term: str) -> bool:
+        """As written, or word for word as the index reads words (`tokens` in notes on `token`,
+        `configured` in notes that say `configure`)."""
         t = term.lower()
-        return t in haystack or (t.endswith("s") and len(t) >= 3 and t[:-1] in haystack)
+        words = latin_terms(t)
+        return t in haystack or (bool(words) and all(w in held for w in words))
 
     names = [t for t in key_terms(question) if not _VALUE.fullmatch(t) and len(t.split()) < 3]
     missing = [t for t in names if not present(t)]
@@ -286,6 +317,43 @@ _VALUE = re.compile(r"[\d.,:/-]+")
 
 def _context(ev: Evidence) -> str:
     return " › ".join(ev.heading_path) + "\n" if ev.heading_path else ""
+
+
+BLOCK_LINES = 15  # a code block longer than this is quoted by the lines that hold the answer
+
+
+def quote(unit: str, marker: int, question: str) -> str:
+    """One quoted unit with its marker: a line of text, or a code block as a fenced block (whole,
+    or its first line and the lines that hold what was asked, when long) under the line that
+    introduces it; the marker goes where it cannot break the fence."""
+    if not is_block(unit):
+        return f"{_as_line(unit)} [#{marker}]"
+    head, opening, code = split_block(unit)
+    block = "\n".join([opening, *_block_lines(code, question), FENCE])
+    return f"{_as_line(head)} [#{marker}]\n{block}" if head else f"{block}\n[#{marker}]"
+
+
+def _block_lines(code: list[str], question: str) -> list[str]:
+    """A long block's first line, then the few lines around the one that best holds the
+    question's words (and what it asks for: a flag, a number), with `...` for what is left out."""
+    if len(code) <= BLOCK_LINES:
+        return code
+    words = query_words(question)
+    wants = [shape for asks, shape in _WANTS if asks.search(question)]
+
+    def fit(i: int) -> float:
+        line = code[i]
+        return coverage(words, terms_of(line)) + 0.2 * sum(1 for w in wants if w.search(line))
+
+    best = max(range(1, len(code)), key=lambda i: (fit(i), -i))
+    start, end = max(1, best - 3), min(len(code), best + 6)
+    lines = [code[0]]
+    if start > 1:
+        lines.append("...")
+    lines += code[start:end]
+    if end < len(code):
+        lines.append("...")
+    return lines
 
 
 def _as_line(unit: str) -> str:

@@ -22,7 +22,7 @@ from kebab.index import Index, answers
 from kebab.llm import Evidence, Message
 from kebab.model import AskRequest, Conflict, Hit, RefusalReason, Turn
 from kebab.search import Filters, Fusion, search, term_coverage
-from kebab.text import is_korean
+from kebab.text import is_korean, is_name
 
 
 @dataclass
@@ -137,7 +137,7 @@ def retrieve(
         refusal = "score_gate" if held else "no_chunks"
     elif (
         _weak(hits, top_cos, coverage, cfg, min_cos)
-        or any(_names_something(w, req.question) for w in unknown)
+        or any(is_name(w, req.question) for w in unknown)
         or any(
             top_cos < unknown_cos * (PHRASING if _phrasing(w, req.question) else 1.0)
             for w in unknown
@@ -193,19 +193,6 @@ def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float
         ),
         default=0.0,
     )
-
-
-def _names_something(word: str, question: str) -> bool:
-    """Whether an unknown word of the question is a name (`Kafka`, `gRPC`, `HEALTHCHECK`,
-    `ssl-keyfile`, `v2`) rather than an everyday word (`phone`, `underneath`): a question about a
-    thing no note names is not answered from notes about its neighbours, however close in
-    meaning they are. A capital that only starts the sentence makes no name."""
-    if any(c.isupper() for c in word[1:]) or any(c.isdigit() or c in "-_." for c in word):
-        return True
-    if not word[:1].isupper():
-        return False
-    at = question.find(word)
-    return at > 0 and not re.search(r"[.?!]\s*$", question[:at])
 
 
 _CLOSED = frozenset(
@@ -283,6 +270,52 @@ _SUBJECT_OR_MODAL = frozenset(
     ]
 )
 _PARTICLES = frozenset(["off", "up", "out", "down", "over", "back", "away"])
+# Verbs that carry how a question is put, not its subject ("why do my counts *look* off",
+# "what *happens* when"): a note rarely needs them to answer.
+_LIGHT_VERBS = frozenset(
+    [
+        "look",
+        "looks",
+        "seem",
+        "seems",
+        "feel",
+        "feels",
+        "happen",
+        "happens",
+        "work",
+        "works",
+        "go",
+        "goes",
+        "come",
+        "comes",
+        "keep",
+        "keeps",
+        "try",
+        "tries",
+        "know",
+        "knows",
+        "think",
+        "thinks",
+        "mean",
+        "means",
+        "say",
+        "says",
+        "tell",
+        "tells",
+        "help",
+        "helps",
+        "behave",
+        "behaves",
+        "differ",
+        "differs",
+        "compare",
+        "compares",
+        "matter",
+        "matters",
+        "figure",
+        "figures",
+    ]
+)
 
 
 def _phrasing(word: str, question: str) -> bool:
@@ -291,7 +324,7 @@ def _phrasing(word: str, question: str) -> bool:
     (`underneath`, `while`), a verb after its subject or a modal (`I stop`, `to chop`), one
     with its particle (`kick off`), or a quoted value (`mentions 'hotfix'`)."""
     w = word.lower()
-    if w.endswith(("ly", "ing", "ed")) or w in _CLOSED:
+    if w.endswith(("ly", "ing", "ed")) or w in _CLOSED or w in _LIGHT_VERBS:
         return True
     if re.search(rf"['\"`‘“]{re.escape(word)}['\"`’”]", question):
         return True

@@ -1,0 +1,170 @@
+"""Answers a person can trust on one-topic notes nobody tuned for (issue 21).
+
+A small collection written like personal developer notes (one topic per note, an index note),
+answered by the embedded extractive answerer: code blocks are quoted as blocks, words match as
+words (plurals, inflections), the asker's mood words are never "what the notes lack", a name in
+a Korean question is checked like one in English, and a question whose subject no note holds
+is refused with the nearest passages shown.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import MakeWorkspace
+from kebab.workspace import Workspace
+from llm_server import ask
+
+NOTES = {
+    "README.md": (
+        "# TIL\n\n"
+        "- [Querying JSON in SQLite](sqlite/json-extract.md): json_extract paths\n"
+        "- [Clearing the Chrome cache](browser/clear-cache.md): hard reload\n"
+        "- [Counting tokens](llm/count-tokens.md): tiktoken\n"
+        "- [Backing up with restic](ops/restic.md): the nightly script\n"
+    ),
+    "sqlite/json-extract.md": (
+        "# Querying JSON in SQLite\n\n"
+        "I keep event payloads as JSON text in a `data` column. SQLite has had JSON functions "
+        "built in for years, and I always forget the path syntax.\n\n"
+        "To pull nested values out of the payload, use `json_extract` with a `$.` path:\n\n"
+        "```sql\n"
+        "SELECT\n"
+        "  id,\n"
+        "  json_extract(data, '$.user.name') AS user_name,\n"
+        "  json_extract(data, '$.items[0].price') AS first_price\n"
+        "FROM events\n"
+        "WHERE json_extract(data, '$.type') = 'purchase';\n"
+        "```\n\n"
+        "Array elements are addressed with `[0]`, `[1]` and so on.\n"
+    ),
+    "browser/clear-cache.md": (
+        "# Clearing the Chrome cache for one site\n\n"
+        "Sometimes a site keeps serving an old stylesheet after a deploy. Open DevTools, then "
+        "right-click the reload button and pick **Empty Cache and Hard Reload**.\n"
+    ),
+    "llm/count-tokens.md": (
+        "# Counting tokens\n\n"
+        "Model limits are counted in tokens, not characters: a prompt that fits in 8,000 "
+        "characters can still be too long. The `tiktoken` package splits text "
+        "the way the model does: `len(encoding.encode(text))` is the token count.\n\n"
+        "```python\n"
+        "import tiktoken\n"
+        "encoding = tiktoken.get_encoding('cl100k_base')\n"
+        "print(len(encoding.encode('hello world')))\n"
+        "```\n"
+    ),
+    "web/deploy-fastapi.md": (
+        "# Deploying my FastAPI app\n\n"
+        "The web app runs behind nginx, which terminates TLS and forwards HTTP requests to "
+        "uvicorn on port 8000. Responses are compressed with gzip by nginx, not by the app.\n\n"
+        "```nginx\nlocation / {\n  proxy_pass http://127.0.0.1:8000;\n  gzip on;\n}\n```\n"
+    ),
+    "ops/restic.md": (
+        "# Backing up with restic\n\n"
+        "The nightly backup is one shell script run by cron. It keeps daily, weekly and monthly "
+        "snapshots; the retention flags are at the end.\n\n"
+        "```bash\n"
+        "#!/usr/bin/env bash\n"
+        "set -euo pipefail\n"
+        "export RESTIC_REPOSITORY=sftp:nas:/backups\n"
+        "export RESTIC_PASSWORD_FILE=~/.restic-pass\n"
+        "restic unlock\n"
+        "restic backup ~/notes ~/projects \\\n"
+        "  --exclude node_modules \\\n"
+        "  --exclude .venv\n"
+        "restic check --read-data-subset=5%\n"
+        "restic forget \\\n"
+        "  --keep-daily 7 \\\n"
+        "  --keep-weekly 4 \\\n"
+        "  --keep-monthly 12 \\\n"
+        "  --prune\n"
+        "echo 'backup done'\n"
+        "date >> ~/backup.log\n"
+        "du -sh ~/notes >> ~/backup.log\n"
+        "du -sh ~/projects >> ~/backup.log\n"
+        "```\n"
+    ),
+}
+
+
+@pytest.fixture
+def notes_ws(make_ws: MakeWorkspace, tmp_path: Path) -> Workspace:
+    root = tmp_path / "til"
+    for rel, text in NOTES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return make_ws(root=root)
+
+
+# quote what answers, whole and readable -------------------------------------------------------
+
+
+async def test_a_code_block_is_quoted_as_one_fenced_block_with_one_marker(
+    notes_ws: Workspace,
+) -> None:
+    answer = await ask(notes_ws, "how do I pull a nested value out of a JSON column in sqlite?")
+    assert answer.grounded, answer.answer
+    assert [c.path for c in answer.citations] == ["sqlite/json-extract.md"]
+    text = answer.answer
+    block = (
+        "```sql\nSELECT\n  id,\n  json_extract(data, '$.user.name') AS user_name,\n"
+        "  json_extract(data, '$.items[0].price') AS first_price\nFROM events\n"
+        "WHERE json_extract(data, '$.type') = 'purchase';\n```"
+    )
+    assert block in text  # whole, indented as written, never one inline quote per line
+    assert "`SELECT`" not in text and "`FROM events`" not in text
+    # the line that introduces the block carries its one marker, and the note's intro is left
+    assert text.startswith("To pull nested values out of the payload, use `json_extract` with a")
+    assert text.startswith("`$.` path: [#1]\n```sql", text.index("`$.` path:"))
+    assert "[#" not in text[text.index("```sql") : text.rindex("```")]
+    assert block in answer.markdown  # the note's Markdown renders the block intact
+
+
+async def test_a_long_block_is_quoted_by_its_first_line_and_the_lines_asked_for(
+    notes_ws: Workspace,
+) -> None:
+    answer = await ask(notes_ws, "Which flag sets how many weekly snapshots restic keeps?")
+    assert answer.grounded, answer.answer
+    assert [c.path for c in answer.citations] == ["ops/restic.md"]
+    text = answer.answer
+    assert "--keep-weekly 4" in text
+    assert text.count("```") == 2 and "```bash\n#!/usr/bin/env bash\n...\n" in text
+    assert "du -sh ~/projects" not in text  # 21 lines: not quoted whole
+
+
+# words as words -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How are the tokens of a prompt counted?",  # the note says "token count"
+        "Why do my token counts look weird compared to characters?",  # a mood word
+    ],
+)
+async def test_plurals_and_the_askers_mood_words_never_refuse(
+    notes_ws: Workspace, question: str
+) -> None:
+    answer = await ask(notes_ws, question)
+    assert answer.grounded, (answer.answer, answer.refusal_text)
+    assert [c.path for c in answer.citations] == ["llm/count-tokens.md"]
+
+
+async def test_a_mood_word_is_never_named_as_what_the_notes_lack(notes_ws: Workspace) -> None:
+    answer = await ask(notes_ws, "Why is the Grafana dashboard so weird and annoying to set up?")
+    assert not answer.grounded
+    why = answer.refusal_text or ""
+    assert "Grafana" in why
+    assert "weird" not in why and "annoying" not in why
+
+
+async def test_a_name_in_a_korean_question_is_checked_like_one_in_english(
+    notes_ws: Workspace,
+) -> None:
+    for question in ("How do I call the Todoist API?", "Todoist API는 어떻게 호출하나요?"):
+        answer = await ask(notes_ws, question)
+        assert not answer.grounded and answer.refusal_reason == "score_gate", answer.answer
+        assert "Todoist" in (answer.refusal_text or "")
