@@ -62,6 +62,21 @@ NOTES = {
         "uvicorn on port 8000. Responses are compressed with gzip by nginx, not by the app.\n\n"
         "```nginx\nlocation / {\n  proxy_pass http://127.0.0.1:8000;\n  gzip on;\n}\n```\n"
     ),
+    "python/requests-retries.md": (
+        "# Retrying HTTP requests with requests\n\n"
+        "A `Session` with an `HTTPAdapter` retries failed HTTP requests; responses with status "
+        "502, 503 or 504 are retried three times with a backoff.\n"
+    ),
+    "web/curl-headers.md": (
+        "# Looking at response headers with curl\n\n"
+        "`curl -I https://example.com` prints only the HTTP response headers of a web app, "
+        "handy to check what a server sends back.\n"
+    ),
+    "python/fastapi-testing.md": (
+        "# Testing a FastAPI app\n\n"
+        "`TestClient(app)` calls the app without a server; `response.status_code` and "
+        "`response.json()` are what the tests check on the responses.\n"
+    ),
     "ops/restic.md": (
         "# Backing up with restic\n\n"
         "The nightly backup is one shell script run by cron. It keeps daily, weekly and monthly "
@@ -168,3 +183,35 @@ async def test_a_name_in_a_korean_question_is_checked_like_one_in_english(
         answer = await ask(notes_ws, question)
         assert not answer.grounded and answer.refusal_reason == "score_gate", answer.answer
         assert "Todoist" in (answer.refusal_text or "")
+
+
+# honest when the notes hold no answer --------------------------------------------------------
+
+
+async def test_no_note_holds_the_subject_so_it_is_refused_with_the_nearest_passages(
+    notes_ws: Workspace,
+) -> None:
+    """Every word is in some note (tiktoken, caching, web requests), never together: the
+    note on tiktoken is close in meaning but is not about caching it, so it is not quoted."""
+    answer = await ask(
+        notes_ws, "Where should the tiktoken encoding cache live between web requests?"
+    )
+    assert not answer.grounded and answer.citations == [], answer.answer
+    assert "tiktoken.get_encoding" not in answer.answer
+    assert answer.refusal_text
+    nearest = [c.path for c in answer.candidates]
+    assert "llm/count-tokens.md" in nearest, "a refusal still shows where to look"
+    assert all(c.marker == 0 and c.text for c in answer.candidates)
+
+
+async def test_a_question_on_the_notes_subject_in_other_words_is_still_answered(
+    notes_ws: Workspace,
+) -> None:
+    """The subject check weighs words by rarity: the asker's own context words ("my laptop",
+    "a deploy") do not stand in the way of the note that holds the rest."""
+    answer = await ask(
+        notes_ws, "After a deploy my laptop's Chrome keeps the old stylesheet: how do I clear it?"
+    )
+    assert answer.grounded, (answer.answer, answer.refusal_text)
+    assert [c.path for c in answer.citations] == ["browser/clear-cache.md"]
+    assert "Empty Cache and Hard Reload" in answer.answer

@@ -105,7 +105,7 @@ def units(text: str) -> list[str]:
     lead = False  # the last merged unit is a lead-in still taking list items
     for unit in out:
         item = _LIST_ITEM.match(unit)
-        if is_block(unit) and merged and _introduces(merged[-1]) and not is_block(merged[-1]):
+        if is_block(unit) and merged and _introduces(merged[-1]):
             merged[-1] = f"{merged[-1]}\n{unit}"  # "Run this:" and the block it introduces
             lead = False
         elif merged and merged[-1].rstrip("*_ ").endswith(":") and len(merged[-1]) < 200:
@@ -145,7 +145,23 @@ def _block(fence: list[str]) -> str:
 
 def _introduces(unit: str) -> bool:
     """A line that leads into what follows it ("Run this:", "The config looks like this:")."""
-    return unit.rstrip("*_ ").endswith(":") and len(unit) < 300
+    return unit.rstrip("*_ ").endswith(":") and len(unit) < 300 and not is_block(unit)
+
+
+_POINTS_AHEAD = re.compile(
+    r"\b(below|following|as follows|like this|like so|this command|these commands|run|add|"
+    r"use|type|paste|put)\b|아래|다음|이렇게|명령(어)?(을|를)|실행",
+    re.IGNORECASE,
+)
+
+
+def leads_into(unit: str) -> bool:
+    """Whether a sentence just before a code block introduces it ("Run the following.",
+    "프로젝트 루트에서 순서대로 아래 명령을 실행한다."): quoted with the block, it says what the
+    block is for. (Units stay apart, so stored unit vectors keep their rows.)"""
+    if len(unit) >= 300 or is_block(unit) or unit.rstrip().endswith("?"):
+        return False
+    return bool(_POINTS_AHEAD.search(unit))
 
 
 def split_sentences(paragraph: str) -> list[str]:

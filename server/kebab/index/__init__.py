@@ -236,6 +236,10 @@ class Index:
             latin, cjk = latin + other_latin, cjk + other_cjk
         return self.lexical.search(latin, cjk, limit, weights)
 
+    def rarity(self, terms: list[str]) -> dict[str, float]:
+        """Inverse document frequency of Latin `terms` over the passages (unknown terms: high)."""
+        return self.lexical.rarity(terms)
+
     def korean_share(self) -> float:
         """The share of passages written in Korean, from a sample of a few hundred; computed
         again when the number of passages changes."""

@@ -9,6 +9,7 @@ text such as `allow_credentials:`.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 from collections.abc import Iterable
@@ -104,6 +105,17 @@ class Lexical:
             if not any(searcher.doc_freq(f, t) for f in ("body", "heading", "path", "tags"))
         ]
         out += [t for t in cjk if not any(searcher.doc_freq(f, t) for f in ("cjk", "cjk_heading"))]
+        return out
+
+    def rarity(self, terms: list[str]) -> dict[str, float]:
+        """Each Latin term's inverse document frequency over passages (body, heading, path):
+        how much finding it says about a passage."""
+        searcher = self.index.searcher()
+        n = max(1, int(searcher.num_docs))
+        out = {}
+        for t in terms:
+            df = max(searcher.doc_freq(f, t) for f in ("body", "heading", "path"))
+            out[t] = math.log(1 + n / (1 + df))
         return out
 
     def count(self) -> int:

@@ -22,7 +22,7 @@ from kebab.index import Index, answers
 from kebab.llm import Evidence, Message
 from kebab.model import AskRequest, Conflict, Hit, RefusalReason, Turn
 from kebab.search import Filters, Fusion, search, term_coverage
-from kebab.text import is_korean, is_name
+from kebab.text import is_korean, is_name, is_phrasing
 
 
 @dataclass
@@ -139,7 +139,7 @@ def retrieve(
         _weak(hits, top_cos, coverage, cfg, min_cos)
         or any(is_name(w, req.question) for w in unknown)
         or any(
-            top_cos < unknown_cos * (PHRASING if _phrasing(w, req.question) else 1.0)
+            top_cos < unknown_cos * (PHRASING if is_phrasing(w, req.question) else 1.0)
             for w in unknown
             if unknown_cos is not None
         )
@@ -193,149 +193,6 @@ def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float
         ),
         default=0.0,
     )
-
-
-_CLOSED = frozenset(
-    [
-        "about",
-        "above",
-        "across",
-        "after",
-        "against",
-        "along",
-        "among",
-        "around",
-        "before",
-        "behind",
-        "below",
-        "beneath",
-        "beside",
-        "between",
-        "beyond",
-        "during",
-        "except",
-        "inside",
-        "instead",
-        "near",
-        "onto",
-        "outside",
-        "over",
-        "since",
-        "than",
-        "though",
-        "through",
-        "toward",
-        "towards",
-        "under",
-        "underneath",
-        "unless",
-        "until",
-        "upon",
-        "via",
-        "while",
-        "whilst",
-        "within",
-        "without",
-    ]
-)
-_SUBJECT_OR_MODAL = frozenset(
-    [
-        "i",
-        "you",
-        "we",
-        "they",
-        "he",
-        "she",
-        "it",
-        "to",
-        "can",
-        "could",
-        "will",
-        "would",
-        "should",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "do",
-        "does",
-        "did",
-        "don't",
-        "doesn't",
-        "didn't",
-        "not",
-        "then",
-        "also",
-        "just",
-    ]
-)
-_PARTICLES = frozenset(["off", "up", "out", "down", "over", "back", "away"])
-# Verbs that carry how a question is put, not its subject ("why do my counts *look* off",
-# "what *happens* when"): a note rarely needs them to answer.
-_LIGHT_VERBS = frozenset(
-    [
-        "look",
-        "looks",
-        "seem",
-        "seems",
-        "feel",
-        "feels",
-        "happen",
-        "happens",
-        "work",
-        "works",
-        "go",
-        "goes",
-        "come",
-        "comes",
-        "keep",
-        "keeps",
-        "try",
-        "tries",
-        "know",
-        "knows",
-        "think",
-        "thinks",
-        "mean",
-        "means",
-        "say",
-        "says",
-        "tell",
-        "tells",
-        "help",
-        "helps",
-        "behave",
-        "behaves",
-        "differ",
-        "differs",
-        "compare",
-        "compares",
-        "matter",
-        "matters",
-        "figure",
-        "figures",
-    ]
-)
-
-
-def _phrasing(word: str, question: str) -> bool:
-    """Whether a word of the question reads as how it is put rather than what it is about: an
-    adverb (`silently`), a verb form (`eating`, `broke` aside), a preposition or conjunction
-    (`underneath`, `while`), a verb after its subject or a modal (`I stop`, `to chop`), one
-    with its particle (`kick off`), or a quoted value (`mentions 'hotfix'`)."""
-    w = word.lower()
-    if w.endswith(("ly", "ing", "ed")) or w in _CLOSED or w in _LIGHT_VERBS:
-        return True
-    if re.search(rf"['\"`‘“]{re.escape(word)}['\"`’”]", question):
-        return True
-    words = re.findall(r"[\w'’-]+", question.lower())
-    for i, x in enumerate(words):
-        if x == w:
-            before = words[i - 1] if i else ""
-            after = words[i + 1] if i + 1 < len(words) else ""
-            if before in _SUBJECT_OR_MODAL or after in _PARTICLES:
-                return True
-    return False
 
 
 def _weak(
