@@ -135,21 +135,73 @@ async def test_read_passage_reads_lines_inside_the_notes_only(agent: ClientSessi
         assert result.is_error and "outside the notes folder" in result.content[0].text
 
 
-async def test_bad_arguments_are_tool_errors_and_the_server_keeps_answering(
+async def error_of(session: ClientSession, tool: str, **arguments: Any) -> str:
+    """The text an agent reads when a call fails."""
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error, (tool, arguments, result.structured_content)
+    return result.content[0].text
+
+
+async def test_bad_arguments_are_one_sentence_naming_the_argument_and_what_it_may_be(
     agent: ClientSession,
 ) -> None:
+    for tool, arguments, said in [
+        ("search_notes", {"query": ""}, 'query must be non-empty text; got "".'),
+        ("search_notes", {"query": "x", "k": -3}, "k must be a whole number from 1 to 50; got -3."),
+        (
+            "search_notes",
+            {"query": "x", "k": "many"},
+            'k must be a whole number from 1 to 50; got "many".',
+        ),
+        (
+            "search_notes",
+            {"query": "x", "mode": "psychic"},
+            'mode must be one of hybrid, lexical or vector; got "psychic".',
+        ),
+        (
+            "search_notes",
+            {"query": "x", "limit": 3},
+            "search_notes takes query, k, mode, path_glob, tag; limit is not one of them.",
+        ),
+        ("ask_notes", {}, "ask_notes needs question (the question): non-empty text."),
+        (
+            "read_passage",
+            {"path": "ops/backup.md", "start_line": 0},
+            "start_line must be a whole number of at least 1; got 0.",
+        ),
+        (
+            "read_passage",
+            {"path": "ops/backup.md", "end_line": 0},
+            "end_line must be a whole number of at least 1, or left out; got 0.",
+        ),
+    ]:
+        assert await error_of(agent, tool, **arguments) == said
     for tool, arguments in [
-        ("search_notes", {"query": ""}),
-        ("search_notes", {"query": "x", "k": -3}),
-        ("search_notes", {"query": "x", "mode": "psychic"}),
-        ("ask_notes", {}),
-        ("read_passage", {"path": "ops/backup.md", "start_line": 0}),
         ("read_passage", {"path": "ops/backup.md", "start_line": 10_000}),
         ("read_passage", {"path": "ops/missing.md"}),
     ]:
-        result = await agent.call_tool(tool, arguments)
-        assert result.is_error, (tool, arguments)
+        text = await error_of(agent, tool, **arguments)
+        assert "\n" not in text and "Error executing" not in text and "ops/" in text, text
     assert (await ready(agent))["files"] == 17  # on its own too: it waits for the index
+
+
+async def test_read_passage_with_start_after_end_says_so(agent: ClientSession) -> None:
+    said = await error_of(agent, "read_passage", path="ops/backup.md", start_line=20, end_line=10)
+    assert said == (
+        "start_line 20 is after end_line 10: give an end_line of at least 20, "
+        "or leave it out to read on from start_line."
+    )
+
+
+async def test_an_unknown_conversation_is_said_to_be_unknown(agent: ClientSession) -> None:
+    await ready(agent)
+    said = await error_of(
+        agent, "ask_notes", question="and which unit starts it?", conversation="0123abcd4567"
+    )
+    assert said == (
+        'conversation "0123abcd4567" is unknown: pass the conversation of an earlier '
+        "ask_notes answer, or leave it out to ask a new question."
+    )
 
 
 async def test_notes_are_returned_as_data_never_acted_on(agent: ClientSession) -> None:

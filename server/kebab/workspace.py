@@ -250,6 +250,11 @@ class Workspace:
         """The thread of the last answer saved here (`kebab ask --continue`)."""
         return answers.last_conversation(self.index.store)
 
+    def knows_conversation(self, conversation: str) -> bool:
+        """Whether an answer saved here belongs to the thread `conversation` (a follow-up on
+        any other id would silently start over)."""
+        return bool(answers.conversation_turns(self.index.store, conversation, limit=1))
+
     def chunks_of(self, path: str) -> list[Chunk]:
         """The indexed passages of the note at workspace-relative `path`, in order."""
         return [c for _, c in self.index.store.chunks_of(path)]

@@ -2,10 +2,12 @@
 
 ;; Run by tests/emacs/test_emacs_eglot.py as
 ;;   emacs --batch -l kebab-eglot-test.el
-;; with KBTEST_KEBAB (the kebab executable), KBTEST_ROOT (a private workspace holding a
-;; kebab.toml), KBTEST_INDEX_DIR and KBTEST_OUT set.  It does what a person does in Emacs:
-;; visit a note, `eglot-ensure', pick "Answer with kebab" from `eglot-code-actions' on a
-;; question line, read the hover (eldoc) on the inserted [^kb-1], jump to its definition,
+;; with KBTEST_KEBAB (the kebab executable), KBTEST_ROOT (a private vault marked only by an
+;; .obsidian folder: no kebab.toml, no .git), KBTEST_INDEX_DIR and KBTEST_OUT set.  It does what
+;; a person does in Emacs with the README's configuration: visit a note (eglot starts from
+;; `markdown-mode-hook'), see what `M-x eglot-code-actions' offers with point on a word of
+;; various lines, pick "Answer with kebab" on a question line, read the hover (eldoc) on the
+;; inserted [^kb-1], `M-.' into the cited note in a subfolder (the same server must take it),
 ;; search the notes with `xref-find-apropos' (workspace/symbol), and see a diagnostic once the
 ;; cited passage changes.  Everything it saw goes to KBTEST_OUT as JSON; the Python test asserts.
 ;; Every wait polls with a deadline (`kb--wait'); nothing sleeps blindly.
@@ -50,20 +52,29 @@
 
 ;;; The configuration a user writes (README's Emacs section), with the venv's kebab.
 
-;; Emacs 28 has no markdown-mode of its own; use the ELPA one when it is there.
-(unless (fboundp 'markdown-mode)
+;; Emacs 28 has no markdown-mode of its own: Debian's elpa-markdown-mode (or NonGNU ELPA /
+;; MELPA) brings it; without it, the README's two-line stand-in.
+(unless (require 'markdown-mode nil t)
   (define-derived-mode markdown-mode text-mode "Markdown")
   (add-to-list 'auto-mode-alist '("\\.md\\'" . markdown-mode)))
 
-;; Notes that are not a version-control checkout: the folder holding kebab.toml is the project.
-(defun kb-project-root (dir)
-  (when-let ((root (locate-dominating-file dir "kebab.toml")))
-    (cons 'transient root)))
-(add-hook 'project-find-functions #'kb-project-root)
+;; A vault with neither .git nor kebab.toml: the folder holding .obsidian (or kebab.toml) is the
+;; project, so a note in a subfolder joins the same server.  Emacs 29's project.el has
+;; `project-vc-extra-root-markers'; Emacs 28's (project 0.8) needs `project-find-functions'.
+(require 'project)
+(if (boundp 'project-vc-extra-root-markers)
+    (setq project-vc-extra-root-markers '(".obsidian" "kebab.toml"))
+  (defun kb-project-root (dir)
+    (when-let ((root (locate-dominating-file
+                      dir (lambda (d) (or (file-exists-p (expand-file-name ".obsidian" d))
+                                          (file-exists-p (expand-file-name "kebab.toml" d)))))))
+      (cons 'transient root)))
+  (add-hook 'project-find-functions #'kb-project-root))
 
 (add-to-list 'eglot-server-programs
              `(markdown-mode . (,kb--kebab "serve"
                                 :initializationOptions (:index_dir ,kb--index-dir))))
+(add-hook 'markdown-mode-hook #'eglot-ensure)
 
 ;;; The session.
 
@@ -75,15 +86,52 @@
        (cl-every (lambda (f) (equal (plist-get f :pending_vectors) 0))
                  (plist-get status :folders))))
 
+(defun kb--project-dir ()
+  "The folder eglot takes as this buffer's project (without one, the buffer's own folder)."
+  (let ((project (project-current)))
+    (file-relative-name (if project (project-root project) default-directory) kb--root)))
+
+(defun kb--servers ()
+  "Every eglot server running now, whichever project started it."
+  (cl-loop for servers being the hash-values of eglot--servers-by-project append servers))
+
+(defun kb--offered-at (regexp word)
+  "What `M-x eglot-code-actions' offers with point on WORD of the line matching REGEXP.
+Nothing is executed: the menu is read, then left.  An alist of title -> the asked question."
+  (goto-char (point-min))
+  (re-search-forward regexp)
+  (beginning-of-line)
+  (search-forward word (line-end-position))
+  (goto-char (match-beginning 0))
+  (kb--offered-here))
+
+(defun kb--offered-here ()
+  (let (offered)
+    (catch 'kb--menu
+      (cl-letf (((symbol-function 'completing-read)
+                 (lambda (_prompt collection &rest _)
+                   (setq offered collection)
+                   (throw 'kb--menu nil))))
+        (let ((last-nonmenu-event ?\r))  ; a key, not a mouse click: no popup menu
+          (condition-case err
+              (call-interactively #'eglot-code-actions)
+            (error (unless (string-match-p "No code actions here" (error-message-string err))
+                     (signal (car err) (cdr err))))))))
+    (mapcar (lambda (item)
+              (let ((arguments (plist-get (plist-get (cdr item) :command) :arguments)))
+                (cons (car item) (and (> (length arguments) 2) (aref arguments 2)))))
+            offered)))
+
 (defun kb--run ()
   (setq kb--step "open the note")
+  ;; `find-file' sets markdown-mode, whose hook runs `eglot-ensure'.
   (find-file (expand-file-name "inbox/questions.md" kb--root))
   (switch-to-buffer (current-buffer))   ; eldoc answers only for a buffer shown in a window
   (kb--see 'major_mode (symbol-name major-mode))
-  (kb--see 'project_root (cdr (project-current)))
+  (kb--see 'markdown_mode_from (or (locate-library "markdown-mode") "the README's stand-in"))
+  (kb--see 'project_root (kb--project-dir))
 
   (setq kb--step "eglot-ensure")
-  (eglot-ensure)
   ;; `eglot-ensure' connects after the next command; batch mode has no command loop.
   (run-hooks 'post-command-hook)
   (kb--wait "eglot to manage the note" 30
@@ -103,6 +151,20 @@
       (kb--see 'status_state (plist-get status :state))
       (kb--see 'index_wait_s (- (float-time) start)))
 
+    (setq kb--step "what M-x eglot-code-actions offers on a word of each line")
+    (let ((note (current-buffer)))
+      (with-current-buffer (find-file-noselect (expand-file-name "inbox/weekly.md" kb--root))
+        (kb--wait "eglot to manage inbox/weekly.md" 15 (lambda () eglot--managed-mode))
+        (kb--see 'offered_on_words
+                 (cl-loop for (name regexp word)
+                          in '(("korean question" "^매주 백업은" "백업은")
+                               ("korean statement" "^매주 월요일" "매주")
+                               ("english statement" "^I check" "I")
+                               ("heading" "^## Notes" "Notes")
+                               ("empty line" "^$" ""))
+                          collect (cons name (kb--offered-at regexp word)))))
+      (set-buffer note))
+
     (setq kb--step "code action on the question line")
     (goto-char (point-min))
     (search-forward kb--question)
@@ -114,17 +176,25 @@
                                      (kind . ,(plist-get a :kind))
                                      (command . ,(plist-get (plist-get a :command) :command))))
                        actions)))
-    ;; As `M-x eglot-code-actions' does: list, let the person pick by title, execute.  The
-    ;; server answers, then asks eglot (workspace/applyEdit) to write the answer into the note.
+    ;; `M-x eglot-code-actions' with point on a word in the middle of the question (eglot sends
+    ;; that word's bounds): list, let the person pick by title, execute.  The server answers,
+    ;; then asks eglot (workspace/applyEdit) to write the answer into the note.
+    (search-forward "nightly" (line-end-position))
+    (backward-char 3)
     (let ((picked nil) (confirm nil) (start (float-time)))
       (cl-letf (((symbol-function 'completing-read)
                  (lambda (_prompt collection &rest _)
                    (setq picked (mapcar #'car collection))
+                   (kb--see 'asked (aref (plist-get (plist-get (cdr (assoc "Answer with kebab"
+                                                                           collection))
+                                                               :command)
+                                                    :arguments)
+                                         2))
                    "Answer with kebab"))
                 ((symbol-function 'y-or-n-p)
                  (lambda (prompt) (setq confirm prompt) t)))
         (let ((last-nonmenu-event ?\r))  ; a key, not a mouse click: no popup menu
-          (eglot-code-actions (point) nil nil t)))
+          (call-interactively #'eglot-code-actions)))
       (kb--see 'offered_titles picked)
       (kb--see 'confirm_prompt confirm)
       (kb--see 'answer_s (- (float-time) start)))
@@ -153,6 +223,12 @@
         (kb--wait "eglot's hover for eldoc" 15 (lambda () doc))
         (kb--see 'eldoc_hover doc))
 
+      (setq kb--step "no ask action at the end of the footnote definition")
+      (goto-char (point-min))
+      (re-search-forward "^\\[\\^kb-1\\]: ")
+      (end-of-line)
+      (kb--see 'offered_at_definition_end (kb--offered-here))
+
       (setq kb--step "go to definition on [^kb-1]")
       (goto-char (+ ref-pos 3))
       (let* ((id (xref-backend-identifier-at-point 'eglot))
@@ -162,7 +238,20 @@
                            (let ((loc (xref-item-location x)))
                              `((file . ,(file-relative-name (xref-location-group loc) kb--root))
                                (line . ,(xref-location-line loc)))))
-                         defs))))
+                         defs))
+        ;; M-. as a person types it: ops/backup.md opens, markdown-mode-hook runs
+        ;; `eglot-ensure' there; the vault's root marker must keep it on this server.
+        (setq kb--step "M-. into ops/backup.md")
+        (let ((note (current-buffer)))
+          (xref-find-definitions id)
+          (run-hooks 'post-command-hook)
+          (kb--see 'jumped_to (list (file-relative-name buffer-file-name kb--root)
+                                    (line-number-at-pos)))
+          (kb--wait "eglot to manage the cited note" 15 (lambda () eglot--managed-mode))
+          (kb--see 'jumped_project_root (kb--project-dir))
+          (kb--see 'jumped_same_server (if (eq (eglot-current-server) server) t :json-false))
+          (kb--see 'servers_after_jump (length (kb--servers)))
+          (switch-to-buffer note))))
 
     (setq kb--step "workspace/symbol")
     (let ((start (float-time))

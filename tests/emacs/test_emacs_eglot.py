@@ -1,11 +1,15 @@
 """Emacs with eglot, the real thing: `emacs --batch` loads Debian's eglot (elpa-eglot 1.9 on
 Emacs 28.2) and runs tests/emacs/kebab-eglot-test.el against the real `kebab serve` on a
 private copy of fixtures/workspace, its index in tmp. The script does what a person does in
-Emacs (eglot-ensure, the "Answer with kebab" code action, hover, definition, xref-find-apropos,
+Emacs with the README's configuration (markdown-mode starts eglot, `M-x eglot-code-actions` on
+words of several lines, "Answer with kebab", hover, `M-.` into a subfolder, xref-find-apropos,
 a diagnostic) and writes what it saw as JSON; the tests below read that.
 
-Skipped where there is no `emacs` with eglot (`.ci/run` installs emacs-nox and elpa-eglot from
-Debian when it can). KBTEST_EMACS names another emacs binary.
+The vault is marked the way an Obsidian vault is, by an `.obsidian` folder: no kebab.toml, no
+.git, so only the README's root marker keeps a subfolder's note on the same server.
+
+Skipped where there is no `emacs` with eglot (`.ci/run` installs emacs-nox, elpa-eglot and
+elpa-markdown-mode from Debian when it can). KBTEST_EMACS names another emacs binary.
 """
 
 from __future__ import annotations
@@ -28,6 +32,14 @@ SCRIPT = Path(__file__).with_name("kebab-eglot-test.el")
 FIXTURE = REPO / "fixtures" / "workspace"
 KEBAB = Path(sys.executable).with_name("kebab")
 TIMEOUT_S = 90
+WEEKLY = """# 주간 점검
+
+매주 월요일에 백업 로그를 확인한다.
+I check the restic logs every Monday.
+매주 백업은 몇 시에 돌아가?
+
+## Notes
+"""
 
 
 def _emacs_without_eglot() -> tuple[str | None, str]:
@@ -65,7 +77,8 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("emacs")
     root = tmp / "workspace"
     shutil.copytree(FIXTURE, root)
-    (root / "kebab.toml").write_text("# the workspace root marker\n", encoding="utf-8")
+    (root / ".obsidian").mkdir()  # the vault's only root marker
+    (root / "inbox" / "weekly.md").write_text(WEEKLY, encoding="utf-8")
     out = tmp / "out.json"
     env = {
         k: v
@@ -101,6 +114,7 @@ def test_session_ran_every_step(seen: dict[str, Any]) -> None:
     assert "error" not in seen and seen["_output"].startswith("(exit 0)"), _show(seen)
     assert seen["shutdown"] is True
     assert seen["major_mode"] == "markdown-mode"
+    assert seen["project_root"] == "./"  # the vault, found by its .obsidian folder
     assert seen["status_state"] == "ready"
     capabilities = seen["capabilities"]
     assert all(v is True for v in capabilities.values()), capabilities
@@ -112,6 +126,8 @@ def test_code_action_answers_into_the_note(seen: dict[str, Any]) -> None:
     assert answer == [
         {"title": "Answer with kebab", "kind": "refactor.rewrite", "command": "kebab.insertAnswer"}
     ], seen["code_actions"]
+    # Point was on "nightly": eglot sent that word's bounds, and the whole line was asked.
+    assert seen["asked"] == "What time does the nightly backup job run?", _show(seen)
     text = seen["buffer_after_answer"]
     assert "02:30" in text, text
     assert seen["reference_line"] and "[^kb-1]" in seen["reference_line"], _show(seen)
@@ -122,6 +138,23 @@ def test_code_action_answers_into_the_note(seen: dict[str, Any]) -> None:
     question = lines.index("What time does the nightly backup job run?")
     assert lines.index(seen["reference_line"]) > question
     assert lines.index(seen["definition_line"]) > lines.index(seen["reference_line"])
+
+
+def test_eglot_code_actions_on_a_word_asks_its_line_and_only_a_question(
+    seen: dict[str, Any],
+) -> None:
+    offered = {spot: dict(actions or {}) for spot, actions in seen["offered_on_words"].items()}
+    assert offered["korean question"] == {"Answer with kebab": "매주 백업은 몇 시에 돌아가?"}
+    for spot in ("korean statement", "english statement", "heading", "empty line"):
+        assert "Answer with kebab" not in offered[spot], (spot, offered)
+    assert "Answer with kebab" not in (seen["offered_at_definition_end"] or {}), _show(seen)
+
+
+def test_m_dot_into_a_subfolder_stays_on_the_same_server(seen: dict[str, Any]) -> None:
+    file, line = seen["jumped_to"]
+    assert file == "ops/backup.md" and line > 1, _show(seen)
+    assert seen["jumped_project_root"] == "./"
+    assert seen["jumped_same_server"] is True and seen["servers_after_jump"] == 1, _show(seen)
 
 
 def test_hover_on_the_reference_shows_the_cited_passage(seen: dict[str, Any]) -> None:

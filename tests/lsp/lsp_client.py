@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import sys
@@ -26,7 +27,10 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 SERVER = [str(Path(sys.executable).with_name("kebab")), "serve"]
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-PROFILES = {"vscode": "visual-studio-code", "neovim": "neovim@v0.11.0"}
+PROFILES = {"vscode": "visual-studio-code", "neovim": "neovim@v0.11.0", "eglot": "eglot@v1.9"}
+# pytest-lsp ships VS Code's and Neovim's capabilities; eglot 1.9's (Debian's elpa-eglot on Emacs
+# 28, the one tests/emacs drives) were printed by `(eglot-client-capabilities nil)` into this file.
+OWN_CAPABILITIES = {"eglot@v1.9": Path(__file__).with_name("eglot_v1.9.json")}
 
 T = TypeVar("T")
 
@@ -66,6 +70,15 @@ def _converter() -> Any:
     return converter
 
 
+def capabilities_of(profile: str) -> types.ClientCapabilities:
+    """What the `profile` editor says it supports in `initialize`."""
+    spec = PROFILES[profile]
+    if spec in OWN_CAPABILITIES:
+        saved = json.loads(OWN_CAPABILITIES[spec].read_text(encoding="utf-8"))
+        return default_converter().structure(saved, types.InitializeParams).capabilities
+    return client_capabilities(spec)
+
+
 class KebabClient(LanguageClient):
     def __init__(self) -> None:
         super().__init__(converter_factory=_converter)
@@ -93,7 +106,7 @@ class KebabClient(LanguageClient):
         """`initialize` as the `profile` editor would send it for the folder `root`."""
         result = await self.initialize_session(
             types.InitializeParams(
-                capabilities=client_capabilities(PROFILES[profile]),
+                capabilities=capabilities_of(profile),
                 workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
                 root_uri=root.as_uri(),
                 initialization_options=options,

@@ -141,3 +141,48 @@ def test_questions_are_lines_ending_in_a_question_mark_callouts_or_selections(
     assert (found.text if found else None) == question
     if found:
         assert found.line == line
+
+
+NOTE_LINES = [
+    "# 주간 점검",  # 0
+    "",  # 1
+    "매주 월요일에 백업 로그를 확인한다.",  # 2
+    "I check the restic logs every Monday.",  # 3
+    "매주 백업은 몇 시에 돌아가?",  # 4
+    "## Notes",  # 5
+    "## Why restic?",  # 6
+    "Answered before.[^kb-1]",  # 7
+    '[^kb-1]: [Backups › Schedule](../ops/backup.md#schedule "kb:1a2b3c4d5e6f") L12–L23',  # 8
+    "[^1]: Is this one mine?",  # 9
+]
+
+
+def _word(line: int, word: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The range eglot sends for the word at point (the bounds of the sexp there)."""
+    start = NOTE_LINES[line].index(word)
+    return (line, start), (line, start + len(word))
+
+
+@pytest.mark.parametrize(
+    ("where", "question"),
+    [
+        (_word(4, "매주"), "매주 백업은 몇 시에 돌아가?"),  # a word of a question: its line
+        (_word(4, "돌아가?"), "매주 백업은 몇 시에 돌아가?"),
+        (_word(2, "매주"), None),  # a word of a statement: nothing to ask
+        (_word(3, "I"), None),
+        (_word(8, "L12–L23"), None),  # the end of a footnote definition
+        (((8, 0), (8, len(NOTE_LINES[8]))), None),  # the whole definition, selected
+        (((9, 3), (9, 3)), None),  # a definition that ends in "?" is still a definition
+        (_word(5, "Notes"), None),  # a heading
+        (((5, 0), (6, 0)), None),  # the heading line, selected
+        (_word(6, "restic?"), "Why restic?"),  # a heading that asks
+        (((1, 0), (1, 0)), None),  # an empty line
+        (((1, 0), (2, 0)), None),  # the empty line, selected whole
+        (((3, 2), (3, 23)), "check the restic logs"),  # words selected are asked as they are
+    ],
+)
+def test_a_range_inside_one_word_asks_its_line_and_only_a_line_that_can_ask(
+    where: tuple[tuple[int, int], tuple[int, int]], question: str | None
+) -> None:
+    found = question_at(NOTE_LINES, *where)
+    assert (found.text if found else None) == question

@@ -30,6 +30,7 @@ _CALLOUT = re.compile(r"^\s*>\s*\[!question\][+-]?\s*(?P<rest>.*)$", re.IGNORECA
 _QUOTE = re.compile(r"^\s*>\s?(?P<rest>.*)$")
 _LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)*")
 _DEFINITION = re.compile(r"^\[\^[^\]\s]+\]:")
+_HEADING = re.compile(r"^#{1,6}(?:\s|$)")
 _ATTEMPTS = 3
 
 
@@ -46,17 +47,21 @@ def register(server: KebabServer) -> None:
 
 
 def question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> Question | None:
-    """The question at a selection (any text) or a cursor line (ending in `?`, or a callout)."""
+    """The question at a selection of words, or else on the range's line (ending in `?`, or a
+    callout). A range inside one word is the line too: eglot sends the bounds of the word at
+    point where VS Code and Neovim send the cursor."""
     (l0, c0), (l1, c1) = start, end
-    if (l0, c0) != (l1, c1):
-        if c1 == 0 and l1 > l0:
-            l1, c1 = l1 - 1, len(lines[l1 - 1])
+    if c1 == 0 and l1 > l0:  # a selection of whole lines ends at the start of the next one
+        l1, c1 = l1 - 1, len(lines[l1 - 1]) if l1 - 1 < len(lines) else 0
+    if not 0 <= l0 <= l1 < len(lines):
+        return None
+    if (l0, c0) != (l1, c1) and not _inside_one_word(lines, (l0, c0), (l1, c1)):
+        if not any(_askable(s) for s in lines[l0 : l1 + 1]):
+            return None
         selected = "\n".join(lines[l0 : l1 + 1])
         selected = selected[c0 : len(selected) - (len(lines[l1]) - c1)]
         text = " ".join(_LEAD.sub("", s).strip() for s in selected.split("\n")).strip()
         return Question(text, l1, lines[l1], bool(_QUOTE.match(lines[l1]))) if text else None
-    if not 0 <= l0 < len(lines):
-        return None
     block = callout_block(lines, l0)
     if block is not None:
         first, last = block
@@ -65,10 +70,25 @@ def question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) 
         text = (head.group("rest").strip() if head else "") or " ".join(b for b in body if b)
         return Question(text, last, lines[last], True) if text else None
     line = lines[l0].rstrip()
-    if line.endswith(("?", "？")):
+    if _askable(line) and line.endswith(("?", "？")):
         text = _LEAD.sub("", line).strip()
         return Question(text, l0, lines[l0], False) if text else None
     return None
+
+
+def _inside_one_word(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> bool:
+    """A range on one line that holds no space: a word (or `[^kb-1]`, `(restic.timer)`)."""
+    (l0, c0), (l1, c1) = start, end
+    return l0 == l1 and not any(ch.isspace() for ch in lines[l0][c0:c1])
+
+
+def _askable(line: str) -> bool:
+    """A line that can hold a question: not blank, not a footnote definition, not a heading
+    whose text is not a question (`## Notes`: a selection of it is not asked either)."""
+    text = line.strip()
+    if not text or _DEFINITION.match(text):
+        return False
+    return not _HEADING.match(text) or text.endswith(("?", "？"))
 
 
 def callout_block(lines: list[str], line: int) -> tuple[int, int] | None:
