@@ -69,8 +69,6 @@ class StoredVectors(Protocol):
 
     def rarity(self, terms: list[str]) -> dict[str, float]: ...
 
-    def korean_share(self) -> float: ...
-
 
 # What a question asks for, and what a unit holding it looks like.
 _WANTS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
@@ -170,8 +168,15 @@ class Extractive:
         # word or a tool with the question but is about another thing is not quoted.
         subject = self._subject(question)
         if subject:
+            korean = is_korean(question)
             holds = {
-                ev.marker: held_share(subject, terms_of(ev.text) | _where(ev)) >= SUBJECT_SHARE
+                ev.marker: held_share(
+                    # A passage in the other language is judged on the question's names only:
+                    # its everyday words are said in that language.
+                    subject if is_korean(ev.text) == korean else [s for s in subject if s[2]],
+                    _terms_apart(ev.text) | _where(ev),
+                )
+                >= SUBJECT_SHARE
                 for ev in content
             }
             order = [i for i in order if holds[found[i][0].marker]]
@@ -194,10 +199,12 @@ class Extractive:
         window = [
             i for i in (i0, i0 + 1, i0 + 2, i0 - 1) if 0 <= i < len(found) and found[i][0] is top
         ]
-        if is_block(found[i0][1]) or _complete(question, found[i0][1], _context(top)):
-            # It holds what was asked for ("at 02:30"; a code block with the line introducing
-            # it): its neighbours only distract.
-            window = [i0]
+        if _complete(question, found[i0][1], _context(top)):
+            window = [i0]  # it holds what was asked for ("at 02:30"): its neighbours only distract
+        elif is_block(found[i0][1]):
+            # A code block with the line introducing it, and what follows it (what the output
+            # means, the fix after an error message); not the note's intro before it.
+            window = [i for i in (i0, i0 + 1) if i < len(found) and found[i][0] is top]
         chosen = window + [i for i in order[1:6] if found[i][0] is top and scores[i] >= best * 0.9]
         chosen = list(dict.fromkeys(chosen))[:4]
         chosen += [
@@ -222,25 +229,13 @@ class Extractive:
             if not _lead_in_of_next(found, i, chosen)
         )
 
-    def _subject(self, question: str) -> list[tuple[frozenset[str], float]]:
-        """The question's subject words, each as the terms it is indexed as with its rarity
-        in the notes: its content words, less how it is put (mood words, light verbs, verbs
-        after their subject, adverbs; `is_phrasing`) and values. Where the notes and the question differ in language (a Korean
-        question, notes kept in Korean) only its names are judged: everyday words are said
-        in the other language."""
-        words = [
-            w
-            for w in dict.fromkeys(_LATIN_WORD.findall(question))
-            if not is_phrasing(w, question) and not _VALUE.fullmatch(w)
-        ]
-        if not words:
-            return []
-        crossing = is_korean(question) or (
-            self._stored is not None and self._stored.korean_share() > 0.5
-        )
-        subject = []
-        for w in words:
-            if crossing and not is_name(w, question):
+    def _subject(self, question: str) -> list[tuple[frozenset[str], float, bool]]:
+        """The question's subject words: each as the terms it is indexed as, its rarity in
+        the notes, and whether it is a name. Its content words, less how it is put (mood
+        words, light verbs, verbs after their subject, adverbs: `is_phrasing`) and values."""
+        subject: list[tuple[frozenset[str], bool]] = []
+        for w in dict.fromkeys(_LATIN_WORD.findall(question)):
+            if is_phrasing(w, question) or _VALUE.fullmatch(w):
                 continue
             terms = frozenset(
                 t
@@ -251,11 +246,11 @@ class Extractive:
                 and len(t) > 1
                 and not t.isdigit()
             )
-            if terms and terms not in subject:
-                subject.append(terms)
-        every = sorted({t for w in subject for t in w})
+            if terms and all(terms != seen for seen, _ in subject):
+                subject.append((terms, is_name(w, question)))
+        every = sorted({t for terms, _ in subject for t in terms})
         rarity = self._stored.rarity(every) if self._stored is not None else {}
-        return [(w, max(rarity.get(t, 1.0) for t in w)) for w in subject]
+        return [(terms, max(rarity.get(t, 1.0) for t in terms), name) for terms, name in subject]
 
     def key_sentences(self, topic: str, ev: Evidence, n: int = 2) -> list[str]:
         """The passage's `n` units that best match `topic`, in reading order, as plain lines;
@@ -423,10 +418,18 @@ _GLUE = frozenset(
 )
 
 
-def held_share(subject: list[tuple[frozenset[str], float]], have: set[str]) -> float:
-    """The share of the subject's weight whose words are among `have`."""
-    total = sum(weight for _, weight in subject)
-    return sum(weight for terms, weight in subject if terms & have) / total if total else 1.0
+def held_share(subject: list[tuple[frozenset[str], float, bool]], have: set[str]) -> float:
+    """The share of the subject's weight whose words are among `have` (1.0 for no subject)."""
+    total = sum(weight for _, weight, _ in subject)
+    return sum(weight for terms, weight, _ in subject if terms & have) / total if total else 1.0
+
+
+def _terms_apart(text: str) -> set[str]:
+    """A passage's terms, with a number and its unit read apart too (`16GB` holds `GB`)."""
+    return terms_of(text) | set(latin_terms(_NUMBER_UNIT.sub(r"\1 \2", text)))
+
+
+_NUMBER_UNIT = re.compile(r"(\d)([A-Za-z])")
 
 
 def _where(ev: Evidence) -> set[str]:
