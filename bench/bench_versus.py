@@ -51,7 +51,7 @@ print(json.dumps({"cold_index_s": round(cold, 2), "hybrid_p50_ms": p(search_ms, 
 
 def questions(corpus: str) -> list[str]:
     out = []
-    for name in ("questions.jsonl", "questions-v2.jsonl"):
+    for name in ("questions.jsonl", "questions-v2.jsonl", "questions-til.jsonl"):
         for line in (REPO / "fixtures" / "eval" / name).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             if row.get("corpus") == corpus:
