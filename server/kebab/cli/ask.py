@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not stream:
             _print_conflicts(answer.conflicts)
-        _print_answer(answer, stream or render.Streamed())
+        _print_answer(answer, stream)
     return 0 if answer.refusal_reason != "llm_error" else 1
 
 
@@ -115,16 +115,17 @@ def _writer(stream: render.Streamed) -> Callable[[str], None]:
     return write
 
 
-def _print_answer(answer: Answer, stream: render.Streamed) -> None:
+def _print_answer(answer: Answer, stream: render.Streamed | None) -> None:
     """The rest of the answer as the editors show it: cited text numbered [1], [2] like the
     note's footnotes, or "Not answered." and why; then the sources or the nearest passages."""
+    if stream is None:  # nothing was streamed: all of it now
+        stream = render.Streamed()
+        stream.write(answer.answer)
     if not stream.printed and not answer.grounded:
         print(render.refusal(answer.refusal_text))
         if _shows_text(answer):
             print(f"\n{answer.answer.strip()}")
     else:
-        if not stream.printed:
-            stream.write(answer.answer)
         print(stream.rest().rstrip("\n"))
         if not answer.grounded:
             print(f"\n{render.refusal(answer.refusal_text)}")

@@ -75,6 +75,8 @@ _POINTING = frozenset(
 def stands_alone(question: str) -> bool:
     """Whether a follow-up names enough of what it asks about to be searched on its own words
     (`And where is the new task put when I mark it done?`), rather than leaning on the thread
-    for what it leaves out (`and on which day?`, `does it need a reboot?`)."""
-    named = [w for w in query_words(question) if not w & _POINTING]
-    return len(named) >= 3
+    for what it leaves out (`and on which day?`, `which systemd unit starts it?`)."""
+    words = query_words(question)
+    named = [w for w in words if not w & _POINTING]
+    # "which systemd unit starts *it*?" names three things and points back for the fourth.
+    return len(named) >= (3 if len(named) == len(words) else 4)
