@@ -9,6 +9,8 @@ the nearest passages on a refusal).
 
 from __future__ import annotations
 
+import re
+
 from kebab.text import coverage, query_words, terms_of, translated_words
 from kebab.units import question_blocks, units
 
@@ -76,7 +78,7 @@ def stands_alone(question: str) -> bool:
     """Whether a follow-up names enough of what it asks about to be searched on its own words
     (`And where is the new task put when I mark it done?`), rather than leaning on the thread
     for what it leaves out (`and on which day?`, `which systemd unit starts it?`)."""
-    words = query_words(question)
-    named = [w for w in words if not w & _POINTING]
+    named = [w for w in query_words(question) if not w & _POINTING]
     # "which systemd unit starts *it*?" names three things and points back for the fourth.
-    return len(named) >= (3 if len(named) == len(words) else 4)
+    points = any(w in _POINTING for w in re.findall(r"\w+", question.lower()))
+    return len(named) >= (4 if points else 3)
