@@ -221,14 +221,22 @@ def question_blocks(text: str) -> list[tuple[list[str], list[int]]]:
 
 
 def _paragraphs(lines: list[str], lists: bool = False) -> list[list[int]]:
-    """Runs of text lines (headings, fences and blank or bare `>` lines end one); with `lists`,
-    the items of one list stay one block across blank lines."""
+    """Runs of text lines (headings and blank or bare `>` lines end one; a fenced code block,
+    blank lines and all, belongs to the run it is written in, as in an answer that quotes a
+    block); with `lists`, the items of one list stay one block across blank lines."""
     blocks: list[list[int]] = []
     run: list[int] = []
     gap = False  # a blank line since the run's last line
+    fenced = False
     for i, raw in enumerate(lines):
         line = raw.strip()
-        if line in ("", ">") or line.startswith("#") or _FENCE.match(line):
+        if fenced:
+            run.append(i)
+            fenced = not _FENCE.match(line)
+            continue
+        if _FENCE.match(line):
+            fenced = True
+        elif line in ("", ">") or line.startswith("#"):
             gap = gap or bool(run)
             if line and run:
                 blocks.append(run)
