@@ -172,8 +172,15 @@ class Extractive:
         # starts it?"): the thread fills it in.
         subject = self._subject(asked)
         if subject:
+            # A passage in the other language is judged on the question's names only, as a
+            # question asked across languages is (`_subject`).
+            names = self._subject(asked, crossing=True)
+            ko = is_korean(question)
             holds = {
-                ev.marker: held_share(subject, terms_of(ev.text) | _where(ev)) >= SUBJECT_SHARE
+                ev.marker: held_share(
+                    names if is_korean(ev.text) != ko else subject, terms_of(ev.text) | _where(ev)
+                )
+                >= SUBJECT_SHARE
                 for ev in content
             }
             order = [i for i in order if holds[found[i][0].marker]]
@@ -224,7 +231,7 @@ class Extractive:
             if not _lead_in_of_next(found, i, chosen)
         )
 
-    def _subject(self, question: str) -> list[tuple[frozenset[str], float]]:
+    def _subject(self, question: str, crossing: bool = False) -> list[tuple[frozenset[str], float]]:
         """The question's subject words, each as the terms it is indexed as with its rarity
         in the notes: its content words, less how it is put (mood words, light verbs, verbs
         after their subject, adverbs; `is_phrasing`) and values. Where the notes and the question differ in language (a Korean
@@ -237,8 +244,10 @@ class Extractive:
         ]
         if not words:
             return []
-        crossing = is_korean(question) or (
-            self._stored is not None and self._stored.korean_share() > 0.5
+        crossing = (
+            crossing
+            or is_korean(question)
+            or (self._stored is not None and self._stored.korean_share() > 0.5)
         )
         subject = []
         for w in words:
