@@ -122,11 +122,11 @@ async def test_answer_without_marker_is_not_grounded(
     [
         (
             "What is the airspeed velocity of an unladen swallow?",
-            "No passage in the notes is close enough to this question to answer it.",
+            "The notes never mention: ",
         ),
         (
             "온콜 수당은 한 달에 얼마야?",
-            "노트에서 이 질문에 답할 만큼 가까운 내용을 찾지 못했습니다.",
+            "노트에",
         ),
     ],
 )
@@ -137,6 +137,7 @@ async def test_weak_evidence_is_refused_without_calling_the_model(
     answer = await ask(ws, question)
     assert answer.refusal_reason == "score_gate" and answer.grounded is False
     assert answer.answer.startswith(refusal)  # in the question's language
+    assert answer.answer == answer.refusal_text  # one wording: what streams is why
     assert answer.retrieval.chunks_used == 0 and answer.candidates
     assert server.requests == []
 
@@ -195,7 +196,7 @@ async def test_empty_workspace_is_refused_without_calling_the_model(
     ws = make_ws(llm_settings(server), root=root)
     answer = await ask(ws, QUESTION)
     assert answer.refusal_reason == "no_chunks" and answer.grounded is False
-    assert answer.answer == "The workspace index has no passages yet."
+    assert answer.answer == answer.refusal_text == "Nothing is indexed in this workspace yet."
     assert server.requests == []
 
 
@@ -415,7 +416,7 @@ def test_cli_ask_json_prints_answer_v1_and_history_lists_it(
     listing = capsys.readouterr().out
     assert (
         f"{out['answer_id']:5}" in listing
-        and "openai:m  grounded" in listing
+        and "openai:m  answered" in listing
         and QUESTION in listing
     )
 
@@ -447,8 +448,8 @@ def test_cli_ask_streams_text_and_lists_sources(
         == 0
     )
     out = capsys.readouterr().out
-    assert out.startswith(ANSWER)
-    assert "Sources:\n  [#1] ops/backup.md:12-26  Home server backups › Schedule" in out
+    assert out.startswith("The backup job runs every day at 02:30[1].\n")  # as the editors show it
+    assert "Sources:\n  [1] ops/backup.md:12-26  Home server backups › Schedule" in out
 
 
 def test_cli_ask_with_no_model_server_fails_with_one_line(

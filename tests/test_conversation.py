@@ -42,7 +42,11 @@ async def test_a_follow_up_that_names_no_subject_is_answered_about_the_previous_
         AskRequest(question="and which systemd unit starts it?", conversation=first.conversation)
     )
     assert follow.grounded and "restic-backup.timer" in follow.answer, follow.answer
-    assert "[Timer]" not in follow.answer  # a line that only shapes a unit file says nothing
+    # a line that only shapes a unit file says nothing: never quoted on its own (inside the
+    # unit file quoted whole as a fenced block, it is part of the file)
+    assert not any(
+        line.startswith("[Timer]") and "[#" in line for line in follow.answer.split("\n")
+    )
     alone = await ws.ask(AskRequest(question="and which systemd unit starts it?"))
     assert not alone.grounded and alone.conversation != first.conversation
 

@@ -208,7 +208,7 @@ def test_cli_prints_conflicts_before_the_answer(
         f"⚠ Notes disagree: [#1] {sources[1]} vs [#2] {sources[2]} — "
         "02:30 in one note, 03:15 in the other\n\n"
     )
-    assert out.startswith(warning + ANSWER)
+    assert out.startswith(warning + ANSWER.replace(" [#1]", "[1]"))
 
 
 # generating a note ------------------------------------------------------------------------------

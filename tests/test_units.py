@@ -9,6 +9,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from kebab import units as units_mod
 from kebab.embed.use import UniversalSentenceEncoder
 from kebab.llm import Evidence
 from kebab.llm.extractive import Extractive
@@ -232,3 +233,19 @@ def test_a_korean_question_quotes_the_english_unit_holding_its_translated_words(
     )
     answer = Extractive(embedder).answer("할 일을 무작위 순서로 정렬하는 방법", [grouping, sorting])
     assert answer == "`sort by random` lists the tasks in a random order. [#2]", answer
+
+
+def test_an_answer_kebab_inserted_is_not_the_notes_own_writing() -> None:
+    """Known by its footnotes: the whole answer goes, a code block it quotes included, and its
+    definitions; the note's own words and numbering stay."""
+    note = (
+        "# Timers\n\nWhich systemd timer starts it?\n\nThe timer is:\n```ini\n[Timer]\n\n"
+        "OnCalendar=*-*-* 02:30:00\n```\n[^kb-1]\n\nMy own words.[^1]\n\n[^1]: mine\n"
+        '[^kb-1]: [Backups › Schedule](ops/backup.md#schedule "kb:0123456789ab") L12–L26\n'
+    )
+    own = units_mod.own_writing(note)
+    assert len(own.split("\n")) == len(note.split("\n"))  # lines keep their numbers
+    quotable = units_mod.units(own)
+    assert quotable[0] == "My own words.[^1]" and not any("Timer" in u for u in quotable)
+    assert units_mod.only_kebab_answers("## Asked\n\nWhen?\n\nAt 02:30.[^kb-2]\n")
+    assert not units_mod.only_kebab_answers(note)

@@ -142,6 +142,28 @@ describe("the panel", () => {
     assert.doesNotMatch(html, /\[9\]/);
   });
 
+  it("numbers citations as the labels the server rendered for the note they were asked from", () => {
+    const hashOf = (c: Citation, h: string) => ({ ...c, content_hash: h.repeat(20) });
+    const cites = [hashOf(citation(1, "ops/backup.md", ["Schedule"], 12, 26), "a"), hashOf(citation(2, "ops/backup.md", ["Retention"], 28, 36), "b")];
+    const markdown = `At 02:30[^kb-2], kept 7 days[^kb-5].\n\n[^kb-5]: [Retention](../ops/backup.md#retention "kb:${"b".repeat(12)}") L28–L36\n`;
+    // kb-2 is the note's own definition of the first passage (reused), kb-5 the next free label
+    const note = `[^kb-2]: [Schedule](../ops/backup.md#schedule "kb:${"a".repeat(12)}") L12–L26\n`;
+    const a = answer({ answer: "At 02:30 [#1], kept 7 days [#2].", citations: cites, markdown: markdown + note });
+    assert.deepEqual([...citationNumbers(a)], [[1, 2], [2, 5]]);
+    assert.match(panelMarkdown(a), /\*\*Sources\*\*\n\n- \\\[2\\\] \[Schedule\][^\n]*\n- \\\[5\\\] \[Retention\]/);
+    // without labels for every cited passage: 1, 2 in order of appearance
+    assert.deepEqual([...citationNumbers({ ...a, markdown })], [[1, 1], [2, 2]]);
+  });
+
+  it("reads wiki links and italics as text in the answer and the excerpts", () => {
+    const a = answer({ answer: "See [[#Order of the new task]] and [[Recurring Tasks#When done|done]] [#1]." });
+    const md = panelMarkdown(a);
+    assert.match(md, /^See Order of the new task and done \[/);
+    assert.doesNotMatch(md, /\[\[/);
+    assert.equal(excerpt("The _new_ task goes *above* it, see [[#Order of the new task]] and [[notes#Setup]]; snake_case_name stays."),
+      "The new task goes above it, see Order of the new task and notes › Setup; snake_case_name stays.");
+  });
+
   it("keeps a line range on one line and says how many notes an answer cites, not passages", () => {
     const html = renderMarkdown(panelMarkdown(answer()));
     assert.match(html, /L12\u2060–\u2060L26/); // word joiners: no break at the dash

@@ -269,6 +269,40 @@ describe("kebab serve", () => {
     open.delete(uri);
   });
 
+  it("numbers an answer asked from a note as Insert writes it there: after the note's own, a passage cited before keeps its label", async () => {
+    const first = (await ask(rpc, { question: BACKUP_Q }).result).answer;
+    assert.ok(first.grounded, first.answer);
+    const notePath = "inbox/numbers.md";
+    const file = path.join(root, notePath);
+    const uri = pathToFileURL(file).href;
+    // the note already cites the first passage of the answer (an earlier insert) as kb-4
+    const cited = first.citations.find((c) => c.marker === citationNumbers(first).keys().next().value)!;
+    const earlier = `[^kb-4]: [Earlier](../${cited.path} "kb:${cited.content_hash.slice(0, 12)}") L${cited.start_line}–L${cited.end_line}`;
+    const buffer = `# Numbers\n\nSeen before.[^kb-4]\n\n${BACKUP_Q}\n\n${earlier}\n`;
+    fs.writeFileSync(file, buffer);
+    open.set(uri, { version: 1, text: buffer });
+    await rpc.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "markdown", version: 1, text: buffer } });
+    try {
+      const a = (await ask(rpc, { question: BACKUP_Q, uri }).result).answer;
+      const panel = panelMarkdown(a);
+      const shown = [...panel.split("**Sources**")[0].matchAll(/\[\\\[(\d+)\\\]\]/g)].map((m) => Number(m[1]));
+      const at = buffer.split("\n").indexOf(BACKUP_Q);
+      const inserted = await insertAnswer(rpc, uri, at, a.answer_id!);
+      assert.equal(inserted.applied, true, messages.join("\n"));
+      const lines = open.get(uri)!.text.split("\n");
+      const written = [...lines[at + 2].matchAll(/\[\^kb-(\d+)\]/g)].map((m) => Number(m[1]));
+      assert.deepEqual(shown, written); // the panel's [4], [5] are the note's [^kb-4], [^kb-5]
+      assert.equal(shown[0], 4);
+      assert.equal(lines.filter((l) => l.startsWith("[^kb-4]:")).length, 1); // no second definition
+      const sources = [...panel.split("**Sources**")[1].matchAll(/^- \\\[(\d+)\\\]/gm)].map((m) => Number(m[1]));
+      assert.deepEqual(sources, [...new Set(written)].sort((x, y) => x - y));
+    } finally {
+      await rpc.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } });
+      open.delete(uri);
+      fs.rmSync(file);
+    }
+  });
+
   it("shows a refusal with the nearest passages", async () => {
     const a = (await ask(rpc, { question: "How long should croissant dough rest in the fridge?" }).result).answer;
     assert.equal(a.grounded, false);

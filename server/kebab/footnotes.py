@@ -73,17 +73,28 @@ def render(
     note_path: str | None = None,
     first_label: int = 1,
     style: str = "kb",
+    cited: dict[tuple[str, str], str] | None = None,
+    all_defs: bool = False,
 ) -> tuple[str, list[str]]:
     """(body with `[^label]` references, definition lines) for an answer with `[#n]` markers.
 
     `note_path` is where the answer will live (workspace-relative); links are relative to it.
+    `cited` (`cited_in`) holds the labels the note already has for passages: a passage cited
+    there before keeps its label and gets no second definition (unless `all_defs`: the answer
+    shown on its own, every reference defined).
     """
     by_marker = {c.marker: c for c in citations}
+    cited = cited or {}
     labels: dict[int, str] = {}
+    new: list[int] = []
     for n in (int(m) for m in MARKER.findall(answer)):
         if n in by_marker and n not in labels:
-            number = first_label + len(labels)
-            labels[n] = f"kb-{number}" if style == "kb" else str(number)
+            c = by_marker[n]
+            labels[n] = cited.get((c.path, c.content_hash[:12]), "")
+            if not labels[n]:
+                number = first_label + len(new)
+                labels[n] = f"kb-{number}" if style == "kb" else str(number)
+                new.append(n)
 
     def ref(match: re.Match[str]) -> str:
         n = int(match.group(1))
@@ -91,8 +102,41 @@ def render(
 
     body = MARKER.sub(ref, answer)
     body = re.sub(r"[ \t]+(?=\[\^)", "", body)  # "fact [^kb-1]" → "fact[^kb-1]"
-    defs = [definition_line(labels[n], by_marker[n], note_path) for n in labels]
+    defs = [
+        definition_line(labels[n], by_marker[n], note_path) for n in (labels if all_defs else new)
+    ]
     return body, defs
+
+
+def for_note(
+    answer: str,
+    citations: list[Citation],
+    note_text: str,
+    note_path: str,
+    style: str = "kb",
+    all_defs: bool = False,
+) -> tuple[str, list[str]]:
+    """`render` for the note the answer goes into: links relative to it, labels after its own,
+    and the labels it already has for passages cited before. The one numbering: what the panel
+    and the float show for an answer asked from a note is what Insert writes there."""
+    return render(
+        answer,
+        citations,
+        note_path,
+        next_label(note_text, style),
+        style,
+        cited_in(note_text, note_path),
+        all_defs,
+    )
+
+
+def cited_in(note_text: str, note_path: str) -> dict[tuple[str, str], str]:
+    """(cited path, content-hash prefix) → label, for kebab's definitions already in a note."""
+    return {
+        (d.path, d.content_hash[:12]): d.label
+        for d in definitions(note_text, note_path)
+        if d.content_hash
+    }
 
 
 def definition_line(label: str, c: Citation, note_path: str | None) -> str:
@@ -113,7 +157,11 @@ def markdown(
     style: str = "kb",
 ) -> str:
     """The answer as standalone Markdown: body, a blank line, then the definitions."""
-    body, defs = render(answer, citations, note_path, first_label, style)
+    return joined(*render(answer, citations, note_path, first_label, style))
+
+
+def joined(body: str, defs: list[str]) -> str:
+    """Body and definitions as one Markdown text."""
     return body.rstrip() + ("\n\n" + "\n".join(defs) if defs else "") + "\n"
 
 

@@ -18,6 +18,7 @@ import msgspec
 
 from kebab import tokens
 from kebab.model import Chunk
+from kebab.units import own_writing
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -99,8 +100,11 @@ def parse(path: str, text: str, target_tokens: int = 320, max_tokens: int = 640)
 
 
 def plain_text(markdown: str) -> str:
-    """Text for indexing: wikilinks become their link text, callout markers their type word."""
-    out = _WIKILINK.sub(lambda m: m.group(3) or " ".join(filter(None, m.group(1, 2))), markdown)
+    """Text for indexing: wikilinks become their link text, callout markers their type word;
+    answers kebab inserted are left out (they restate other notes: `units.own_writing`)."""
+    out = _WIKILINK.sub(
+        lambda m: m.group(3) or " ".join(filter(None, m.group(1, 2))), own_writing(markdown)
+    )
     return _CALLOUT.sub(lambda m: m.group(1) + m.group(2).lower(), out)
 
 

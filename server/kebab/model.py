@@ -15,7 +15,7 @@ RefusalReason = Literal["no_chunks", "score_gate", "llm_self_judge", "cancelled"
 
 PARSER_VERSION = "md-1"
 CHUNKER_VERSION = "chunk-3"
-INDEX_VERSION = "idx-3"
+INDEX_VERSION = "idx-4"  # idx-4: kebab's own answers are not indexed
 
 
 class Turn(msgspec.Struct):

@@ -24,7 +24,7 @@ import pathspec
 from kebab.index import Index, embedding_text
 from kebab.model import Chunk, Hit, SearchMode
 from kebab.text import coverage, is_korean, query_words, terms_of
-from kebab.units import is_navigation
+from kebab.units import is_navigation, only_kebab_answers
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def search(
         vector = _complete_cosines(index, qvec, vector, pool)
         units = _best_unit_cosines(index, qvec, {key: chunks[key] for key in pool if key in chunks})
     ranked = fuse(lexical[:candidates], vector, fusion, chunks, query, units)
-    return [h for h in ranked if h.chunk_id][:k]
+    return [h for h in ranked if h.chunk_id and not only_kebab_answers(h.text)][:k]
 
 
 def related(index: Index, key: int, k: int = 5, same_note: bool = False) -> list[Hit]:
@@ -111,7 +111,9 @@ def related(index: Index, key: int, k: int = 5, same_note: bool = False) -> list
     hits = [
         _hit(chunks[other], cos, None, cos, None, rank + 1)
         for rank, (other, cos) in enumerate(found)
-        if other in chunks and (same_note or chunks[other].path != chunk.path)
+        if other in chunks
+        and (same_note or chunks[other].path != chunk.path)
+        and not only_kebab_answers(chunks[other].text)
     ]
     return hits[:k]
 

@@ -41,7 +41,13 @@ EMBEDDED_CHARS = 1500  # of one unit
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
-VERSION = "units-6"
+VERSION = "units-7"
+# kebab's own answers in a note, known by their footnotes: a definition whose link title holds
+# the cited passage's hash (`[^kb-1]: [T](x.md#t "kb:1a2b") L3–L9`), and references to
+# `[^kb-n]` labels or to a label such a definition names (`footnote_labels = "numeric"`).
+_KB_DEFINITION = re.compile(r'^\[\^(?P<label>[^\]\s]+)\]:\s*\[[^\]]*\]\([^)\s]*\s+"kb:[0-9a-f]+"\)')
+_REFERENCE = re.compile(r"\[\^(?P<label>[^\]\s]+)\](?!:)")
+_QUESTION_END = re.compile(r"[?？]$|[가-힣](까|까요|나요|가요|는가|는지|을지|니|냐)$")
 
 
 def units(text: str) -> list[str]:
@@ -50,6 +56,7 @@ def units(text: str) -> list[str]:
     out: list[str] = []
     para: list[str] = []
     header: list[str] = []  # the current table's column names
+    text = own_writing(text)
 
     def flush() -> None:
         if para:
@@ -108,11 +115,13 @@ def units(text: str) -> list[str]:
         if is_block(unit) and merged and _introduces(merged[-1]):
             merged[-1] = f"{merged[-1]}\n{unit}"  # "Run this:" and the block it introduces
             lead = False
+        # A list stays a list: its items keep their own lines and markers (numbered steps read
+        # as steps, not as one sentence joined with ';').
         elif merged and merged[-1].rstrip("*_ ").endswith(":") and len(merged[-1]) < 200:
-            merged[-1] = f"{merged[-1]} {_LIST_ITEM.sub('', unit)}"
+            merged[-1] = f"{merged[-1]}\n{unit}" if item else f"{merged[-1]} {unit}"
             lead = bool(item)
         elif lead and item and len(merged[-1]) < 400:
-            merged[-1] = f"{merged[-1]}; {_LIST_ITEM.sub('', unit)}"
+            merged[-1] = f"{merged[-1]}\n{unit}"
         else:
             merged.append(unit)
             lead = False
@@ -162,6 +171,86 @@ def leads_into(unit: str) -> bool:
     if len(unit) >= 300 or is_block(unit) or unit.rstrip().endswith("?"):
         return False
     return bool(_POINTS_AHEAD.search(unit))
+
+
+def own_writing(text: str) -> str:
+    """The passage without the answers kebab wrote into it (their paragraphs and footnote
+    definitions as blank lines, so lines keep their numbers): an answer restates other notes,
+    so it is neither evidence nor a related passage; the note's own writing around it is."""
+    if "[^" not in text:
+        return text
+    lines = text.split("\n")
+    ours = {m["label"] for ln in lines if (m := _KB_DEFINITION.match(ln))}
+    blank = {i for i, ln in enumerate(lines) if _KB_DEFINITION.match(ln)}
+    for para in _paragraphs(lines):
+        if any(
+            r["label"].startswith("kb-") or r["label"] in ours
+            for i in para
+            for r in _REFERENCE.finditer(lines[i])
+        ):
+            blank.update(para)
+    return "\n".join("" if i in blank else ln for i, ln in enumerate(lines))
+
+
+def only_kebab_answers(text: str) -> bool:
+    """A passage whose only writing is answers kebab inserted (and their definitions): not a
+    note about their subject, so never evidence, a search hit or a related passage."""
+    own = own_writing(text)
+    return own != text and not units(own)
+
+
+def is_question(line: str) -> bool:
+    """A line that asks (ends in '?', '？' or a Korean question ending), list and quote markers,
+    task boxes and emphasis aside."""
+    bare = _LIST_ITEM.sub("", _QUOTE.sub("", line.strip())).strip()
+    bare = re.sub(r"^\[[ xX]\]\s+", "", bare).rstrip("~*_ ")
+    return bool(bare) and not bare.startswith("#") and bool(_QUESTION_END.search(bare))
+
+
+def question_blocks(text: str) -> list[tuple[list[str], list[int]]]:
+    """(questions, the block's line numbers) for each paragraph or list of the passage that asks
+    something: the lines written around a question belong to it (an inbox's "More notes
+    below."), not to an answer. Line numbers are 0-based in `text`."""
+    lines = text.split("\n")
+    out = []
+    for block in _paragraphs(lines, lists=True):
+        asked = [lines[i].strip() for i in block if is_question(lines[i])]
+        if asked:
+            out.append((asked, block))
+    return out
+
+
+def _paragraphs(lines: list[str], lists: bool = False) -> list[list[int]]:
+    """Runs of text lines (headings and blank or bare `>` lines end one; a fenced code block,
+    blank lines and all, belongs to the run it is written in, as in an answer that quotes a
+    block); with `lists`, the items of one list stay one block across blank lines."""
+    blocks: list[list[int]] = []
+    run: list[int] = []
+    gap = False  # a blank line since the run's last line
+    fenced = False
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if fenced:
+            run.append(i)
+            fenced = not _FENCE.match(line)
+            continue
+        if _FENCE.match(line):
+            fenced = True
+        elif line in ("", ">") or line.startswith("#"):
+            gap = gap or bool(run)
+            if line and run:
+                blocks.append(run)
+                run, gap = [], False
+            continue
+        joins = lists and run and _LIST_ITEM.match(lines[run[0]].strip())
+        if gap and not (joins and _LIST_ITEM.match(line)):
+            blocks.append(run)
+            run = []
+        run.append(i)
+        gap = False
+    if run:
+        blocks.append(run)
+    return blocks
 
 
 def split_sentences(paragraph: str) -> list[str]:

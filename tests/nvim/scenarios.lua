@@ -377,6 +377,35 @@ function S.insert()
   end)
 end
 
+function S.numbers()
+  local note
+  step("open", function()
+    open_ready("inbox/numbers.md")
+    note = vim.api.nvim_get_current_buf()
+  end)
+  step("ask", function()
+    local state = ask(QUESTION)
+    out.asked = outcome(state)
+    state.panel:close()
+  end)
+  step("insert", function()
+    vim.api.nvim_set_current_buf(note)
+    local lnum = assert(line_of(note, QUESTION))
+    vim.api.nvim_win_set_cursor(0, { lnum, 3 })
+    vim.cmd("KebabInsert")
+    wait(20000, function()
+      return line_of(note, "[^kb-4]:") ~= nil
+    end, "the answer in the note")
+    out.lines = vim.api.nvim_buf_get_lines(note, 0, -1, false)
+  end)
+  step("wiki", function()
+    open_ready("tools/recurring.md")
+    local state = ask("Where is the new task put when a recurring task is done?")
+    out.wiki = outcome(state)
+    state.panel:close()
+  end)
+end
+
 function S.thread()
   step("open", function()
     open_ready("ops/postgres.md")
@@ -551,7 +580,9 @@ function S.render()
       "a [link](x.md) and [^kb-12] and [^3] and [^note]",
       "**bold [link](y)** then *it* and 2*3*4 and `code [^kb-1]`",
       "* a list item with *emphasis*",
-      "[[wiki link]] stays, [empty]() is its target",
+      "[[wiki link]] reads as text, [empty]() is its target",
+      "see [[#Order of the new task]] and [[Recurring#When done|done]], in _italics_ and "
+        .. "__bold__; snake_case_name stays",
     }) do
       local text, spans = ui.readable(line)
       out.readable[#out.readable + 1] = { text = text, spans = spans }

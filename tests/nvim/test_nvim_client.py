@@ -324,6 +324,48 @@ def test_definition_on_a_footnote_opens_the_cited_lines(inserted: dict[str, Any]
 # the Neovim 0.10 path ------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def numbered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """:KebabAsk from a note that already has a kebab footnote, then :KebabInsert there; then
+    :KebabAsk answered from a note written with wiki links and _italics_."""
+
+    def prepare(root: Path) -> None:
+        (root / "inbox" / "numbers.md").write_text(
+            f"# Numbers\n\nSeen before.[^kb-3]\n\n{QUESTION}\n\n"
+            '[^kb-3]: [Postgres](../ops/postgres.md "kb:000000000000") L1–L2\n',
+            encoding="utf-8",
+        )
+        (root / "tools" / "recurring.md").write_text(
+            "# Recurring tasks\n\n## Order of the new task\n\nWhen a recurring task is done, "
+            "the new task is put _above_ the done one; see [[#Order of the new task]] to "
+            "change where it goes.\n",
+            encoding="utf-8",
+        )
+
+    return run_scenario(
+        tmp_path_factory.mktemp("nvim-numbers"), "numbers", {"cmd": SERVER}, prepare
+    )
+
+
+def test_the_float_numbers_sources_as_insert_writes_them(numbered: dict[str, Any]) -> None:
+    result = passed(numbered, "ask", "insert")
+    lines = result["asked"]["lines"]
+    assert result["asked"]["grounded"], lines
+    body = lines[: lines.index("## Sources")]
+    assert "[4]" in " ".join(body) and "[1]" not in " ".join(body)  # after the note's kb-3
+    assert any(line.startswith("[4] ops/backup.md:") for line in lines), lines
+    answer = [line for line in result["lines"] if "[^kb-4]" in line and not line.startswith("[^")]
+    assert answer, result["lines"]  # Insert wrote the number the float showed
+
+
+def test_wiki_links_and_italics_read_as_text_in_the_float(numbered: dict[str, Any]) -> None:
+    result = passed(numbered, "wiki")
+    text = " ".join(result["wiki"]["lines"])
+    assert result["wiki"]["grounded"], text
+    assert "the new task is put above the done one; see Order of the new task to change" in text
+    assert "[[" not in text and "_above_" not in text
+
+
 def test_the_vim_lsp_start_path_and_the_workspace_venv(tmp_path: Path) -> None:
     """`use_lsp_enable = false` takes the 0.10 path (vim.lsp.start per buffer); with no `cmd`,
     the workspace's .venv/bin/kebab is the server."""
@@ -472,7 +514,8 @@ def test_readable_markdown(rendered: dict[str, Any]) -> None:
         "a link and [12] and [3] and [note]",
         "bold link then it and 2*3*4 and `code [^kb-1]`",
         "* a list item with emphasis",
-        "[[wiki link]] stays, empty is its target",
+        "wiki link reads as text, empty is its target",
+        "see Order of the new task and done, in italics and bold; snake_case_name stays",
     ]
     spans = rendered["readable"][1]["spans"]
     assert [0, 9, "@markup.strong"] in spans and [5, 9, "@markup.link.label"] in spans

@@ -196,8 +196,9 @@ local HL = {
 }
 
 --- A line of Markdown as a person reads it, and highlights that stand in for the markup taken
---- out: `[text](target)` is text, `![alt](src)` is alt, a footnote reference `[^kb-2]` (or
---- `[^2]`) is [2], `**b**` is b in bold, `*i*` is i in italics. Code spans stay as written.
+--- out: `[text](target)` is text, `![alt](src)` is alt, a wiki link `[[#Heading]]` is Heading,
+--- a footnote reference `[^kb-2]` (or `[^2]`) is [2], `**b**` / `__b__` is b in bold, `*i*` /
+--- `_i_` is i in italics. Code spans stay as written.
 --- @param line string
 --- @return string text
 --- @return {[1]: integer, [2]: integer, [3]: string}[] spans: first byte (0-based), end byte, group
@@ -237,6 +238,9 @@ function M.readable(line)
       if s then
         put_inner(a ~= "" and a or vim.trim(b), HL.link)
       end
+    elseif c == "[" and line:find("^%[%[[^%]]-%]%]", i) then
+      s, e, a = line:find("^%[%[([^%]]-)%]%]", i)
+      put(M.wiki_text(a), HL.link)
     elseif c == "[" then
       s, e, a = line:find("^%[%^([^%]%s]+)%]", i)
       if s then
@@ -245,6 +249,19 @@ function M.readable(line)
         s, e, a, b = line:find("^%[([^%]]*)%]%(([^)]*)%)", i)
         if s then
           put_inner(a ~= "" and a or vim.trim(b), HL.link)
+        end
+      end
+    elseif c == "_" and not (i > 1 and line:sub(i - 1, i - 1):match("[%w_]")) then
+      s, e, a = line:find("^__([^%s_].-)__", i)
+      if s and not line:sub(e + 1, e + 1):match("[%w_]") then
+        put_inner(a, HL.strong)
+      else
+        s, e, a = line:find("^_([^%s_][^_]-)_", i)
+        if s and (a:sub(-1):match("%s") or line:sub(e + 1, e + 1):match("[%w_]")) then
+          s, e = nil, nil
+        end
+        if s then
+          put_inner(a, HL.italic)
         end
       end
     elseif c == "*" then
@@ -272,6 +289,23 @@ function M.readable(line)
     end
   end
   return table.concat(out), spans
+end
+
+--- An Obsidian wiki link's inside as it reads: its alias, else the note and heading it names
+--- (`note#Heading` → `note › Heading`, `#Heading` → `Heading`).
+function M.wiki_text(inner)
+  local target, alias = inner:match("^([^|]*)|(.*)$")
+  if alias and vim.trim(alias) ~= "" then
+    return vim.trim(alias)
+  end
+  local note, heading = (target or inner):match("^([^#]*)#?(.*)$")
+  local parts = {}
+  for _, part in ipairs({ vim.trim(note or ""), vim.trim(heading or "") }) do
+    if part ~= "" then
+      parts[#parts + 1] = part
+    end
+  end
+  return table.concat(parts, " › ")
 end
 
 --- Render `lines` for reading in place (M.readable), all but those in `raw` (a set of

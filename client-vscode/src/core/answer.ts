@@ -5,7 +5,7 @@
  * (`insertAnswer` in ./protocol), which renders their `[^kb-n]` footnotes for the note.
  */
 import * as path from "node:path";
-import { excerpt } from "./excerpt";
+import { excerpt, WIKILINK, wikiText } from "./excerpt";
 import type { Answer, Citation } from "./protocol";
 
 const MARKER = /\[#(\d{1,3})\]/g;
@@ -40,25 +40,41 @@ export function parseCitationHref(href: string): { uri: string; start: number; e
 
 /** Answer text still streaming: `[#n]` markers shown as `[n]` (their passages are not known yet). */
 export function streamingMarkdown(text: string): string {
-  return text.replace(MARKER, "\\[$1\\]");
+  return text.replace(WIKILINK, (link) => wikiText(link)).replace(MARKER, "\\[$1\\]");
 }
 
 /**
- * The number each cited passage gets, the way the server numbers the note's footnotes
- * (`rag/footnotes.py`): known markers in the order they first appear in the answer, from 1, so
- * the panel's [1], [2] are the note's `[^kb-1]`, `[^kb-2]` (after Insert, continued from the
- * note's own). Markers that name no citation get no number.
+ * The number each cited passage gets: the label Insert writes for it. The server renders
+ * answer.v1 `markdown` for the note the question was asked from (`footnotes.for_note`: after
+ * the note's own `[^kb-n]`, and a passage the note cites already keeps its label), so the
+ * numbers come from its definitions, matched by content hash. Without a note (or from an older
+ * server): known markers in the order they first appear in the answer, from 1. Markers that
+ * name no citation get no number.
  */
-export function citationNumbers(a: Pick<Answer, "answer" | "citations">): Map<number, number> {
-  const known = new Set(a.citations.map((c) => c.marker));
-  const numbers = new Map<number, number>();
+export function citationNumbers(a: Pick<Answer, "answer" | "citations"> & { markdown?: string }): Map<number, number> {
+  const byMarker = new Map(a.citations.map((c) => [c.marker, c]));
+  const labels = footnoteNumbers(a.markdown ?? "");
+  const order: number[] = [];
   for (const m of a.answer.matchAll(MARKER)) {
     const marker = Number(m[1]);
-    if (known.has(marker) && !numbers.has(marker)) {
-      numbers.set(marker, numbers.size + 1);
+    if (byMarker.has(marker) && !order.includes(marker)) {
+      order.push(marker);
     }
   }
-  return numbers;
+  const written = order.map((m) => labels.get(byMarker.get(m)!.content_hash.slice(0, 12)));
+  if (written.every((n) => n !== undefined) && new Set(written).size === order.length) {
+    return new Map(order.map((m, i) => [m, written[i]!]));
+  }
+  return new Map(order.map((m, i) => [m, i + 1]));
+}
+
+/** `[^kb-3]: [...](... "kb:1a2b3c4d5e6f") L1–L9` definitions: content hash prefix → 3. */
+function footnoteNumbers(markdown: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of markdown.matchAll(/^\[\^(?:kb-)?(\d+)\]:.*"kb:([0-9a-f]+)"/gm)) {
+    out.set(m[2], Number(m[1]));
+  }
+  return out;
 }
 
 /** Why it was not answered, in words: the server's `refusal_text`, never the `refusal_reason` code. */
@@ -77,7 +93,7 @@ export function panelMarkdown(a: Answer): string {
   if (!a.grounded) {
     parts.push(`> **Not answered.** ${escapeInline(refusalWords(a))}${a.error && !a.refusal_text ? ` ${escapeInline(a.error)}` : ""}`);
   }
-  const body = a.answer.replace(MARKER, (_, m: string) => {
+  const body = a.answer.replace(WIKILINK, (link) => wikiText(link)).replace(MARKER, (_, m: string) => {
     const n = numbers.get(Number(m));
     const c = byMarker.get(Number(m));
     return n && c ? `[\\[${n}\\]](<${citationHref(c)}> "${escapeTitle(label(c))}")` : "";

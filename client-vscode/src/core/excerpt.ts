@@ -2,8 +2,8 @@
  * A passage of a note as a person reads it, for the nearest passages under a refusal: the note's
  * Markdown source without what only the source shows (HTML comments and tags, code fence lines,
  * table pipes and separator rows, the headings it starts with, which its link already names,
- * heading hashes, list and quote markers, link targets, code and emphasis marks), on one line,
- * cut at a word.
+ * heading hashes, list and quote markers, link targets, wiki link brackets, code and emphasis
+ * marks), on one line, cut at a word.
  */
 
 /** Plain readable text of a Markdown passage, at most `max` characters (then `…`). */
@@ -30,15 +30,29 @@ function line(raw: string): string {
     .replace(/^\s*#{1,6}\s+/, "") // heading hashes
     .replace(/^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?/, "") // list markers, task boxes
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1") // [text](target) → text
-    .replace(/\[\[([^\]|]*)\|([^\]]*)\]\]/g, "$2") // [[target|alias]] → alias
-    .replace(/\[\[([^\]]*)\]\]/g, "$1") // [[target]] → target
+    .replace(WIKILINK, (m) => wikiText(m)) // [[target|alias]] → alias, [[#Heading]] → Heading
     .replace(/\[\^[^\]\s]+\]/g, "") // footnote references
     .replace(/<\/?[A-Za-z][^>]*>/g, " ") // HTML tags
-    .replace(/`+|\*\*|__|~~/g, ""); // code and emphasis marks
+    .replace(/`+|\*\*|__|~~/g, "") // code and strong marks
+    .replace(/(?<![\w*])\*(\S(?:[^*]*\S)?)\*(?![\w*])/g, "$1") // *italics*
+    .replace(/(?<!\w)_(\S(?:[^_]*\S)?)_(?!\w)/g, "$1"); // _italics_
   if (/^\s*\|.*\|\s*$/.test(s) || (s.match(/\|/g)?.length ?? 0) >= 2) {
     s = s.replace(/^\s*\|/, "").replace(/\|\s*$/, "").split("|").map((c) => c.trim()).filter(Boolean).join(" · ");
   }
   return s.trim();
+}
+
+/** An Obsidian wiki link: `[[note]]`, `[[note#Heading]]`, `[[#Heading]]`, `[[note|alias]]`. */
+export const WIKILINK = /!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]/g;
+
+/** A wiki link as it reads: its alias, else the note and heading it names (`note › Heading`). */
+export function wikiText(link: string): string {
+  const m = /^!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]$/.exec(link);
+  if (!m) {
+    return link;
+  }
+  const [, note, heading, alias] = m;
+  return (alias ?? [note, heading].filter((x) => x && x.trim()).join(" › ")).trim();
 }
 
 function cut(text: string, max: number): string {

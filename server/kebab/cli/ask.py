@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 
+from kebab import render
 from kebab.cli.shared import (
     llm_overrides,
     open_workspace,
@@ -40,16 +41,21 @@ def run(args: argparse.Namespace) -> int:
         if args.dry_run:
             _dry_run(ws, req, args.json)
             return 0
-        stream = not args.json and not args.explain
+        stream = render.Streamed() if not args.json and not args.explain else None
         answer = asyncio.run(
-            _ask(ws, req, _write if stream else None, _print_conflicts if stream else None)
+            _ask(
+                ws,
+                req,
+                _writer(stream) if stream else None,
+                _print_conflicts if stream else None,
+            )
         )
     if args.json:
         print_json(answer)
     else:
         if not stream:
             _print_conflicts(answer.conflicts)
-        _print_answer(answer, streamed=stream)
+        _print_answer(answer, stream)
     return 0 if answer.refusal_reason != "llm_error" else 1
 
 
@@ -59,8 +65,8 @@ def show_history(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
         return 0
-    for r in rows:
-        state = "grounded" if r["grounded"] else f"refused: {r['refusal_reason']}"
+    for r in rows:  # in words; the codes (`llm_self_judge`...) are in --json, for tools
+        state = "answered" if r["grounded"] else _OUTCOME.get(r["refusal_reason"], "not answered")
         print(
             f"{r['id']:5} {r['created_at']}  {r['backend']}:{r['model']}  {state}\n"
             f"      {r['question']}"
@@ -98,29 +104,54 @@ def _print_conflicts(conflicts: list[Conflict]) -> None:
         print(flush=True)
 
 
-def _write(piece: str) -> None:
-    sys.stdout.write(piece)
-    sys.stdout.flush()
+_OUTCOME = {"cancelled": "cancelled", "llm_error": "failed"}
 
 
-def _print_answer(answer: Answer, streamed: bool) -> None:
-    if not streamed:
-        print(answer.answer)
+def _writer(stream: render.Streamed) -> Callable[[str], None]:
+    def write(piece: str) -> None:
+        sys.stdout.write(stream.write(piece))
+        sys.stdout.flush()
+
+    return write
+
+
+def _print_answer(answer: Answer, stream: render.Streamed | None) -> None:
+    """The rest of the answer as the editors show it: cited text numbered [1], [2] like the
+    note's footnotes, or "Not answered." and why; then the sources or the nearest passages."""
+    if stream is None:  # nothing was streamed: all of it now
+        stream = render.Streamed()
+        stream.write(answer.answer)
+    if not stream.printed and not answer.grounded:
+        print(render.refusal(answer.refusal_text))
+        if _shows_text(answer):
+            print(f"\n{answer.answer.strip()}")
     else:
-        print()
+        print(stream.rest().rstrip("\n"))
+        if not answer.grounded:
+            print(f"\n{render.refusal(answer.refusal_text)}")
     if answer.error:
         print(f"\nkebab: {answer.error}", file=sys.stderr)
-    elif answer.refusal_reason in ("llm_self_judge", "cancelled"):  # the text is the model's
-        print(f"\nNot answered: {answer.refusal_text}")
-    if answer.citations:
+    if answer.grounded and answer.citations:
+        shown = render.numbers(answer.answer, (c.marker for c in answer.citations))
         print("\nSources:")
-        for c in answer.citations:
+        for c in sorted(answer.citations, key=lambda c: shown.get(c.marker, 1 << 30)):
             heading = " › ".join(c.heading_path)
-            print(f"  [#{c.marker}] {c.path}:{c.start_line}-{c.end_line}  {heading}")
+            number = shown.get(c.marker, c.marker)
+            print(f"  [{number}] {c.path}:{c.start_line}-{c.end_line}  {heading}")
     elif answer.candidates:
         print("\nNearest passages:")
         for c in answer.candidates:
             print(f"  {c.path}:{c.start_line}-{c.end_line}  {' › '.join(c.heading_path)}")
+            if text := render.excerpt(c.text, 160):
+                print(f"      {text}")
+
+
+def _shows_text(answer: Answer) -> bool:
+    """Whether a refused answer's text says more than the refusal: a model's own words (kept
+    when it failed, was cancelled or cited nothing), not the words kebab refuses with."""
+    if answer.refusal_reason in ("score_gate", "no_chunks") or not answer.answer.strip():
+        return False
+    return answer.model.backend != "extractive"
 
 
 def _dry_run(ws: Workspace, req: AskRequest, as_json: bool) -> None:

@@ -167,8 +167,10 @@ class Extractive:
         scores = self._scores(asked, found)
         order = sorted(range(len(found)), key=lambda i: (-scores[i], found[i][0].marker, i))
         # Only a unit that carries the question's subject may answer it: a note that shares a
-        # word or a tool with the question but is about another thing is not quoted.
-        subject = self._subject(question)
+        # word or a tool with the question but is about another thing is not quoted. A
+        # follow-up given the question it `follows` left its subject out ("which systemd unit
+        # starts it?"): the thread fills it in.
+        subject = self._subject(asked)
         if subject:
             korean = is_korean(question)
             holds = {

@@ -15,9 +15,11 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcRequestCancelled
 
+from kebab import footnotes
 from kebab.errors import Cancelled, KebabError
 from kebab.lsp import params as params_mod
 from kebab.lsp import progress
+from kebab.lsp import text as textmod
 from kebab.lsp.folders import Folder
 from kebab.lsp.server import KebabServer
 from kebab.model import Answer, AskRequest, Hit, SearchMode, Turn, citation_range, to_builtins
@@ -96,6 +98,8 @@ async def answer(
             result.index_building = await asyncio.to_thread(
                 ws.building, reading, done, total, result.question
             )
+        if request.path is not None and result.grounded:
+            await asyncio.to_thread(for_note, ls, folder, request.path, result)
         if stream is not None:
             stream.finish(outcome(result))
         return result
@@ -113,6 +117,18 @@ async def answer(
     finally:
         if work is not None:
             work.close()
+
+
+def for_note(ls: KebabServer, folder: Folder, path: str, result: Answer) -> None:
+    """The answer's `markdown` as Insert would write it into the note it was asked from (the
+    editor's text of it): the numbers the panel and the float show are the labels it gets."""
+    snap = textmod.read_snapshot(ls, textmod.uri_of(folder.root / path))
+    if snap is not None:
+        style = folder.cfg.footnote_labels if folder.cfg else "kb"
+        rendered = footnotes.for_note(
+            result.answer, result.citations, snap.text, path, style, all_defs=True
+        )
+        result.markdown = footnotes.joined(*rendered)
 
 
 async def search(ls: KebabServer, raw: Any) -> Any:

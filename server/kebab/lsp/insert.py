@@ -158,8 +158,13 @@ def answer_edits(
 ) -> list[types.TextEdit]:
     """The answer under `line`, and its footnote definitions at the end of the last line."""
     lines = snap.lines
-    first = footnotes.next_label(snap.text, style)
-    body, defs = footnotes.render(answer.answer, answer.citations, note_path, first, style)
+    if note_path is not None:
+        body, defs = footnotes.for_note(
+            answer.answer, answer.citations, snap.text, note_path, style
+        )
+    else:
+        first = footnotes.next_label(snap.text, style)
+        body, defs = footnotes.render(answer.answer, answer.citations, None, first, style)
     body_lines = body.strip("\n").split("\n")
     if callout:
         body_lines = ["", *body_lines]

@@ -21,6 +21,7 @@ from kebab.config import Config
 from kebab.index import Index, answers
 from kebab.llm import Evidence, Message
 from kebab.model import AskRequest, Conflict, Hit, RefusalReason, Turn
+from kebab.rag.asked import asks_the_same, stands_alone
 from kebab.search import Filters, Fusion, search, term_coverage
 from kebab.text import is_korean, is_name, is_phrasing
 
@@ -44,6 +45,7 @@ class Prepared:
     refusal_text: str | None = None  # why, when a step other than the gate refused
     conflicts: list[Conflict] = field(default_factory=list)
     extras_ms: dict[str, float] = field(default_factory=dict)  # time each extra took
+    held: list[Hit] = field(default_factory=list)  # set aside: where the question is written
 
 
 _KB_REFERENCE = re.compile(r"\[\^kb-\d+\](?!:)")
@@ -70,12 +72,6 @@ def gate_cosines(cfg: Config, embedder_id: str | None) -> tuple[float | None, fl
     )
 
 
-REFUSE_GATE_EN = "No passage in the notes is close enough to this question to answer it."
-REFUSE_GATE_KO = "노트에서 이 질문에 답할 만큼 가까운 내용을 찾지 못했습니다."
-REFUSE_EMPTY_EN = "The workspace index has no passages yet."
-REFUSE_EMPTY_KO = "워크스페이스 색인에 아직 내용이 없습니다."
-
-
 def with_history(index: Index, req: AskRequest) -> AskRequest:
     """`req` with its conversation's earlier turns, when the server keeps the thread."""
     if req.conversation and not req.history:
@@ -95,13 +91,29 @@ def retrieve(
     """Retrieval and the refusal gate; `assemble()` packs the evidence and builds the prompt.
 
     `vector_query` (HyDE) replaces the question on the vector side only; the gate still judges
-    the question itself.
+    the question itself. A follow-up's own words lead: it is searched alone when it says enough
+    to stand alone, and with the previous question's words only when it leaves out what it is
+    about ("and on which day?") or finds nothing alone (`extra["query"]` says which).
     """
     started = time.perf_counter()
     req = with_history(index, req)
+    if req.history and stands_alone(req.question):
+        alone = _retrieve(index, cfg, req, req.question, vector_query, started)
+        if alone.refusal is None:
+            return alone
+    return _retrieve(index, cfg, req, search_query(req), vector_query, started)
+
+
+def _retrieve(
+    index: Index,
+    cfg: Config,
+    req: AskRequest,
+    query: str,
+    vector_query: str | None,
+    started: float,
+) -> Prepared:
     k = req.k or cfg.search.k
     mode = req.mode or cfg.search.mode
-    query = search_query(req)
     # A question is never its own evidence, whichever door it came through: the passages where
     # it is written down (an inbox note, the lines the code action answers) are set aside, and
     # the search goes deeper when they crowd out the rest.
@@ -157,6 +169,7 @@ def retrieve(
         uuid.uuid4().hex[:16],
         started,
         extra={"unknown_words": unknown, "query": query},
+        held=[h for h in found if h.chunk_id in held],
     )
 
 
@@ -166,12 +179,13 @@ def _words(text: str) -> str:
 
 def _holds_question(req: AskRequest, path: str, heading_path: list[str], text: str) -> bool:
     """Whether a passage holds the question itself, word for word (punctuation, list markers
-    and line breaks aside) in its body: where the question was written down (an inbox note,
+    and line breaks aside) in its body, or only questions about the same thing however worded
+    and the lines around them (`asked`): where the question was written down (an inbox note,
     the line the code action answers), not an answer to it. A note whose heading is the
     question (a FAQ) still answers it."""
     asked = _words(req.question)
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
-    return bool(asked) and asked in _words(body)
+    return (bool(asked) and asked in _words(body)) or asks_the_same(req.question, text)
 
 
 def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float:
@@ -231,14 +245,3 @@ _WHY_KO: dict[str, str] = {
     "llm_self_judge": "찾은 구절에 답이 나와 있지 않습니다.",
     "cancelled": "답변이 끝나기 전에 취소되었습니다.",
 }
-
-
-def gate_refusal_text(question: str, reason: RefusalReason, unknown: list[str]) -> str:
-    korean = is_korean(question)
-    if reason == "no_chunks":
-        return REFUSE_EMPTY_KO if korean else REFUSE_EMPTY_EN
-    text = REFUSE_GATE_KO if korean else REFUSE_GATE_EN
-    if unknown:
-        words = ", ".join(unknown)
-        text += f" (노트에 없는 단어: {words})" if korean else f" No note mentions: {words}."
-    return text

@@ -180,7 +180,9 @@ def digest(llm: Quoter, topic: str, evidence: list[Evidence], hits: list[Hit]) -
             sentences = llm.key_sentences(topic, ev)
             label = f"**{ev.heading_path[-1]}:** " if len(ev.heading_path) > 1 else ""
             if sentences:
-                items.append(f"- {label}{_join(sentences)} [#{ev.marker}]")
+                # a quoted list keeps its lines, nested under the item
+                quoted = _join(sentences).replace("\n", "\n  ")
+                items.append(f"- {label}{quoted} [#{ev.marker}]")
         if items:
             lines += [f"## {titles.get(path) or path}", "", *items, ""]
     return "\n".join(lines)

@@ -43,7 +43,6 @@ from kebab.rag import citations, conflicts, hyde, prompt, relevance
 from kebab.rag.gate import (
     Prepared,
     gate_cosines,
-    gate_refusal_text,
     refusal_words,
     retrieve,
     search_query,
@@ -150,7 +149,8 @@ async def _generate(
     refusal = p.refusal
     if refusal is not None:
         unknown = p.extra.get("unknown_words") or []
-        text = p.refusal_text or gate_refusal_text(
+        # One wording: what is streamed is what `refusal_text` says, in every door.
+        text = p.refusal_text or refusal_words(
             req.question, refusal, unknown if isinstance(unknown, list) else []
         )
         if on_text:
@@ -162,7 +162,7 @@ async def _generate(
             # previous question's words, but its answer must not require them (a question
             # about backups after one about Redis is not refused for not mentioning Redis).
             question=req.question,
-            follows=req.history[-1].question if req.history else "",
+            follows=thread_words(p),
             evidence=p.evidence,
             temperature=cfg.llm.temperature if req.temperature is None else req.temperature,
             seed=cfg.llm.seed if req.seed is None else req.seed,
@@ -210,7 +210,7 @@ def finish(
     hit_by_marker = {i + 1: h for i, h in enumerate(p.hits[: len(p.evidence)])}
     cites = [citation(index, m, by_marker[m], hit_by_marker[m]) for m in valid]
     candidates = (
-        [citation(index, 0, None, h) for h in p.hits[:3]]
+        [citation(index, 0, None, h) for h in nearest(p)]
         if refusal in ("score_gate", "llm_self_judge")
         else []
     )
@@ -299,6 +299,19 @@ def finish(
         note = f"the answer was not stored in {index.dir} ({e})"
         answer.error = f"{answer.error}; {note}" if answer.error else note
     return answer
+
+
+def nearest(p: Prepared, n: int = 3) -> list[Hit]:
+    """The passages closest to a refused question, best first: those set aside as where the
+    question is written down (an inbox note) too, so a person sees what was found."""
+    return sorted([*p.hits[:n], *p.held[:n]], key=lambda h: -h.score)[:n]
+
+
+def thread_words(p: Prepared) -> str:
+    """The previous question, when retrieval leaned on it (a follow-up that leaves out what it
+    is about); "" when the follow-up's own words led (`gate.retrieve`)."""
+    req = p.request
+    return req.history[-1].question if req.history and p.extra.get("query") != req.question else ""
 
 
 def result_hash(answer: Answer, cfg: Config, req: AskRequest) -> str:

@@ -1,0 +1,115 @@
+"""answer.v1 as a person reads it in the terminal, the way the editors show it: sources numbered
+[1], [2] in the order the answer first cites them (the numbers its `[^kb-n]` footnotes get), one
+refusal wording ("Not answered. The notes never mention: Redis."), and passages as clean
+excerpts (no HTML comments, fences, link targets or emphasis marks).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from kebab.footnotes import MARKER
+
+NOT_ANSWERED = "Not answered."
+
+
+def numbers(answer: str, markers: Iterable[int]) -> dict[int, int]:
+    """Marker → the number shown: known markers in order of first appearance, from 1."""
+    known = set(markers)
+    out: dict[int, int] = {}
+    for m in (int(x) for x in MARKER.findall(answer)):
+        if m in known and m not in out:
+            out[m] = len(out) + 1
+    return out
+
+
+def refusal(refusal_text: str | None) -> str:
+    """The one line that says an answer was refused, and why."""
+    return f"{NOT_ANSWERED} {refusal_text}" if refusal_text else NOT_ANSWERED
+
+
+class Streamed:
+    """Answer text as it streams, renumbered line by line (`[#5]` → `[1]`). Lines are held
+    until the first citation: a refusal (which cites nothing) is then said once, in the
+    refusal's words, rather than streamed and said again."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[int, int] = {}
+        self._line = ""
+        self._held: list[str] = []
+
+    def write(self, piece: str) -> str:
+        """What can be printed now."""
+        self._line += piece
+        *done, self._line = self._line.split("\n")
+        self._held += [f"{line}\n" for line in done]
+        if not any(MARKER.search(line) for line in self._held) and not self.numbers:
+            return ""
+        out, self._held = "".join(self._held), []
+        return self._renumber(out)
+
+    def rest(self) -> str:
+        """The unfinished last line and anything held, renumbered (for an answer that stands)."""
+        out, self._held, self._line = "".join(self._held) + self._line, [], ""
+        return self._renumber(out)
+
+    @property
+    def printed(self) -> bool:
+        return bool(self.numbers)
+
+    def _renumber(self, text: str) -> str:
+        def number(m: re.Match[str]) -> str:
+            n = self.numbers.setdefault(int(m.group(1)), len(self.numbers) + 1)
+            return f"[{n}]"
+
+        return re.sub(r"[ \t]*" + MARKER.pattern, lambda m: number(m), text)
+
+
+# Clean excerpts -------------------------------------------------------------------------------
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
+_HEADING = re.compile(r"^\s*#{1,6}\s")
+_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_INLINE: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^\s*(?:>\s?)+"), ""),  # quote markers
+    (re.compile(r"^\s*\[![\w-]+\][+-]?\s*"), ""),  # a callout's [!note]
+    (re.compile(r"^\s*#{1,6}\s+"), ""),
+    (re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?"), ""),  # list markers, task boxes
+    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # [text](target) → text
+    (re.compile(r"\[\[[^\]|]*\|([^\]]*)\]\]"), r"\1"),  # [[target|alias]] → alias
+    (re.compile(r"\[\[#([^\]]*)\]\]"), r"\1"),  # [[#Heading]] → Heading
+    (re.compile(r"\[\[([^\]#]*)#([^\]]*)\]\]"), r"\1 › \2"),  # [[note#Heading]]
+    (re.compile(r"\[\[([^\]]*)\]\]"), r"\1"),  # [[note]] → note
+    (re.compile(r"\[\^[^\]\s]+\]"), ""),  # footnote references
+    (re.compile(r"</?[A-Za-z][^>]*>"), " "),  # HTML tags
+    (re.compile(r"\{[*!%][^{}\n]*[*!%]\}"), " "),  # snippet includes `{* file.py *}`
+    (re.compile(r"`+|\*\*|__|~~"), ""),  # code and strong marks
+    (re.compile(r"(?<![\w*])\*(\S(?:[^*]*\S)?)\*(?![\w*])"), r"\1"),  # *italics*
+    (re.compile(r"(?<!\w)_(\S(?:[^_]*\S)?)_(?!\w)"), r"\1"),  # _italics_
+]
+
+
+def excerpt(markdown: str, limit: int = 240) -> str:
+    """A passage as plain text on one line, at most `limit` characters (then `…`), cut at a
+    word; the headings it starts with are left out (its heading path names them)."""
+    lines = _COMMENT.sub(" ", markdown.replace("\r\n", "\n")).split("\n")
+    while lines and (not lines[0].strip() or _HEADING.match(lines[0])):
+        lines.pop(0)
+    text = " ".join(filter(None, (_plain(line) for line in lines)))
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit * 0.6 else head).rstrip() + "…"
+
+
+def _plain(line: str) -> str:
+    if _FENCE.match(line) or _TABLE_RULE.match(line):
+        return ""
+    for pattern, repl in _INLINE:
+        line = pattern.sub(repl, line)
+    if line.count("|") >= 2:
+        line = " · ".join(c.strip() for c in line.strip().strip("|").split("|") if c.strip())
+    return line.strip()

@@ -1,0 +1,122 @@
+"""What a person reads in the terminal (issue 23): a note that holds questions is not the
+answer, sources numbered as the editors number them, one refusal wording, history and search in
+words, lists quoted as lists, and follow-ups led by their own words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kebab.cli import main
+from llm_server import ModelServer
+
+BACKUP = "What time does the nightly backup job run?"
+
+
+@pytest.fixture
+def where(fixture_copy: tuple[Path, Path]) -> list[str]:
+    root, index_dir = fixture_copy
+    (root / "Inbox.md").write_text(
+        "# Inbox\n\nHow do I sync tasks with Todoist?\nMore notes below.\n", encoding="utf-8"
+    )
+    return ["--root", str(root), "--index-dir", str(index_dir)]
+
+
+def ask(where: list[str], capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(["ask", *args, *where]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "question", ["Can I sync my tasks to Todoist?", "Todoist에 할 일을 동기화할 수 있나요?"]
+)
+def test_a_note_that_holds_the_question_is_not_the_answer(
+    where: list[str], capsys: pytest.CaptureFixture[str], question: str
+) -> None:
+    out = ask(where, capsys, question)
+    assert out.startswith("Not answered. ") and "Todoist" in out.split("\n")[0], out
+    assert "More notes below. [" not in out and "Sources:" not in out
+    nearest = out.split("Nearest passages:\n")[1]
+    assert "Inbox.md:1-4  Inbox" in nearest  # still shown: it is what was found
+
+
+def test_a_continued_question_is_not_answered_from_the_note_that_asks_it(
+    where: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ask(where, capsys, BACKUP)
+    out = ask(where, capsys, "And can I sync my tasks to Todoist?", "--continue")
+    assert out.startswith("Not answered. "), out
+
+
+def test_refusals_have_one_wording(where: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    out = ask(where, capsys, "Does Redis cache the sessions?")
+    assert out.split("\n")[0] == "Not answered. The notes never mention: Redis."
+    assert out.count("Redis") == 1  # said once, not streamed and said again
+
+
+def test_a_single_source_is_1_as_in_the_editors(
+    server: ModelServer, where: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.answer("It runs ", "at 02:30 [#2].\nDaily [#2].")
+    model = ["--backend", "openai", "--endpoint", server.url, "--model", "m"]
+    out = ask(where, capsys, BACKUP, *model)
+    assert out.startswith("It runs at 02:30[1].\nDaily[1].\n"), out
+    assert "[#" not in out and "\nSources:\n  [1] " in out and "[2]" not in out
+
+
+def test_history_says_in_words_what_became_of_each_question(
+    where: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ask(where, capsys, BACKUP)
+    ask(where, capsys, "How long should croissant dough rest in the fridge?")  # extractive refuses
+    assert main(["history", *where]) == 0
+    listing = capsys.readouterr().out
+    assert "extractive:extractive-v2  answered" in listing
+    assert "extractive:extractive-v2  not answered" in listing
+    assert "llm_self_judge" not in listing and "score_gate" not in listing
+
+
+def test_search_prints_clean_excerpts(where: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(where[1])
+    (root / "tools" / "snippets.md").write_text(
+        "# Snippets\n\n<!-- snippet: parsnip-roast -->\n```sh\nroast --parsnips\n```\n\n"
+        "Roast the _parsnips_ as in [[#Oven]] for **forty** minutes.\n",
+        encoding="utf-8",
+    )
+    assert main(["search", "roast parsnips", "-k", "1", *where]) == 0
+    out = capsys.readouterr().out
+    assert "tools/snippets.md" in out
+    excerpt = out.split("\n")[1].strip()
+    assert excerpt == "roast --parsnips Roast the parsnips as in Oven for forty minutes.", out
+
+
+def test_numbered_steps_are_quoted_as_a_list(
+    where: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(where[1])
+    (root / "tools" / "tasks.md").write_text(
+        "# Tasks plugin\n\n## Enable the tasks plugin\n\nTo enable the tasks plugin in Obsidian:\n\n"
+        "1. Open Obsidian **Settings**.\n2. Go to **Community plugins**.\n"
+        "3. Turn on **Tasks**.\n",
+        encoding="utf-8",
+    )
+    out = ask(where, capsys, "How do I enable the tasks plugin in Obsidian?")
+    assert "To enable the tasks plugin in Obsidian:\n1. Open Obsidian **Settings**.\n" in out, out
+    assert "2. Go to **Community plugins**.\n3. Turn on **Tasks**.[1]" in out
+    assert ".;" not in out
+
+
+def test_a_follow_up_that_says_what_it_asks_is_answered_as_if_asked_alone(
+    where: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    question = "Where does the restic repository password live?"
+    alone = ask(where, capsys, question)
+    ask(where, capsys, BACKUP)
+    follow = ask(where, capsys, question, "--continue")
+    assert follow == alone and "/root/.restic-pass" in follow
+    assert "02:30" not in follow  # the earlier answer's lines are not repeated
+    # ...while one that leaves out what it is about still leans on the thread
+    ask(where, capsys, BACKUP)
+    unit = ask(where, capsys, "and which systemd unit starts it?", "--continue")
+    assert "restic-backup.timer" in unit.split("\n\n")[0], unit
