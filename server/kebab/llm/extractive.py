@@ -173,12 +173,18 @@ class Extractive:
         subject = self._subject(asked)
         if subject:
             korean = is_korean(question)
+            # A question of two parts asks two sections of one note ("when does the backup
+            # run, and how long are snapshots kept?"): a passage is judged with the other
+            # passages of its note that were found.
+            note: dict[str, set[str]] = {}
+            for ev in content:
+                note.setdefault(ev.path, set()).update(_terms_apart(ev.text) | _where(ev))
             holds = {
                 ev.marker: held_share(
                     # A passage in the other language is judged on the question's names only:
                     # its everyday words are said in that language.
                     subject if is_korean(ev.text) == korean else [s for s in subject if s[2]],
-                    _terms_apart(ev.text) | _where(ev),
+                    note[ev.path],
                 )
                 >= SUBJECT_SHARE
                 for ev in content
