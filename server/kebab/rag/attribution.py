@@ -104,9 +104,10 @@ def judge(
     embedder = index.embedder if index is not None else None
     att = attribute(text, evidence, embedder, index)
     packed = {ev.marker for ev in evidence}
+    if not att.grounded:  # nothing is cited for an answer the notes do not support
+        return Verdict(text, False, [], [], unsupported=att.invented + att.unsupported)
     cited = [m for m in citations.markers(att.text) if m in packed]
-    unsupported = [] if att.grounded else att.invented + att.unsupported
-    return Verdict(att.text, att.grounded, cited, [], att.by, unsupported)
+    return Verdict(att.text, True, cited, [], att.by)
 
 
 def refusal_words(question: str, verdict: Verdict) -> str | None:
