@@ -24,7 +24,7 @@ import numpy as np
 
 from kebab.footnotes import MARKER
 from kebab.llm import Evidence
-from kebab.llm.extractive import StoredVectors, unit_vectors
+from kebab.llm.extractive import StoredVectors, missing_key_terms, unit_vectors
 from kebab.model import By
 from kebab.rag import citations
 from kebab.text import STOPWORDS, coverage, is_korean, query_words, terms_of, translated_words
@@ -102,7 +102,7 @@ def judge(
     if is_echo(question, text):
         return Verdict(text, False, [], [], echo=True)
     embedder = index.embedder if index is not None else None
-    att = attribute(text, evidence, embedder, index)
+    att = attribute(text, evidence, embedder, index, question)
     packed = {ev.marker for ev in evidence}
     if not att.grounded:  # nothing is cited for an answer the notes do not support
         return Verdict(text, False, [], [], unsupported=att.invented + att.unsupported)
@@ -139,8 +139,11 @@ def attribute(
     evidence: list[Evidence],
     embedder: Embedder | None = None,
     stored: StoredVectors | None = None,
+    question: str = "",
 ) -> Attribution:
-    """Check every sentence of `text` against the packed `evidence` and cite it."""
+    """Check every sentence of `text` against the packed `evidence` and cite it. A sentence
+    that says little beyond a value ("The answer is: 8443.") is read with the `question` it
+    answers: the passage that holds 8443 must also be about what was asked."""
     packed = {ev.marker for ev in evidence}
     sentences = [s for s in _sentences(text) if _is_claim(s[2])]
     if not sentences:
@@ -148,7 +151,13 @@ def attribute(
     found = [(ev, u) for ev in evidence for u in units(ev.text)]
     held = {ev.marker: _Held(" ".join([*ev.heading_path, ev.text])) for ev in evidence}
     bare = [_bare(s) for _, _, s in sentences]
-    scores = _support(bare, found, embedder, stored)
+    claims = [f"{question} {b}" if question and _terse(b) else b for b in bare]
+    on_topic = {
+        ev.marker
+        for ev in evidence
+        if not missing_key_terms(question, " ".join([*ev.heading_path, ev.path, ev.text]))
+    }
+    scores = _support(claims, found, embedder, stored)
     out = Attribution(text)
     inserts: list[tuple[int, int, str]] = []  # (start, end, replacement) in `text`
     for i, (start, end, sentence) in enumerate(sentences):
@@ -165,23 +174,16 @@ def attribute(
             for m in cited:
                 out.by.setdefault(m, "model")
             continue
-        # The model's markers that hold some of the values stay; kebab cites the rest.
-        keep = [m for m in cited if values and any(held[m].holds(v) for v in values)]
-        left = [v for v in values if not any(held[m].holds(v) for m in keep)]
-        choice = (
-            _choose(left, best, held, embedder is not None, exclude=keep)
-            if left or not keep
-            else []
-        )
-        if not keep and not choice:
+        # A terse sentence names no subject of its own: its passage must hold the question's
+        # names ("8443" in the nginx note does not answer "which port does Postgres use").
+        off_topic = {m for m in best if _terse(bare[i]) and m not in on_topic}
+        choice = _choose(values, best, held, embedder is not None, off_topic)
+        if choice is None:
             out.unsupported.append(sentence.strip())
             continue
         out.supported += 1
-        for m in keep:
-            out.by.setdefault(m, "model")
-        for m in choice:
-            out.by.setdefault(m, "kebab")
-        inserts.append(_cite(text, start, end, keep + choice))
+        out.by.setdefault(choice, "kebab")
+        inserts.append(_cite(text, start, end, choice))
     for start, end, replacement in sorted(inserts, reverse=True):
         out.text = out.text[:start] + replacement + out.text[end:]
     return out
@@ -244,13 +246,14 @@ def _values(sentence: str) -> list[str]:
 
 
 def _sentences(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, sentence) spans of the answer; a piece holding only markers (`... 02:30.
-    [#1]`) belongs to the sentence before it."""
+    """(start, end, sentence) spans of the answer's claims: its sentences, split at `; `
+    outside code (each clause is a claim of its own); a piece holding only markers (`...
+    02:30. [#1]`) belongs to the sentence before it."""
     out: list[tuple[int, int, str]] = []
     offset = 0
     for line in text.split("\n"):
         cursor = 0
-        for piece in split_sentences(line):
+        for piece in (c for s in split_sentences(line) for c in _clauses(s)):
             at = line.find(piece, cursor)
             if at < 0:
                 continue
@@ -264,6 +267,15 @@ def _sentences(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+def _clauses(sentence: str) -> list[str]:
+    out, start = [], 0
+    for m in re.finditer(r";\s+", sentence):
+        if sentence[: m.start()].count("`") % 2 == 0:
+            out.append(sentence[start : m.start()])
+            start = m.end()
+    return [c for c in [*out, sentence[start:]] if c.strip()]
+
+
 def _bare(sentence: str) -> str:
     """The sentence's words: no markers (nor `[1]`, `(#1)`, `[^1]`), list marks or emphasis."""
     sentence = _PSEUDO_MARKER.sub("", MARKER.sub("", sentence))
@@ -274,6 +286,11 @@ def _is_claim(sentence: str) -> bool:
     """A sentence that states something: content words or a value (not "Sure!")."""
     bare = _bare(sentence)
     return bool(_values(bare)) or len(query_words(bare)) >= 2
+
+
+def _terse(sentence: str) -> bool:
+    """Fewer than three content words besides its values: it leans on the question."""
+    return len(query_words(_VALUE.sub(" ", sentence))) < 3
 
 
 def _markers(sentence: str) -> list[int]:
@@ -332,34 +349,22 @@ def _choose(
     best: dict[int, float],
     held: dict[int, _Held],
     embedded: bool,
-    exclude: list[int] | None = None,
-) -> list[int]:
-    """The passages to cite for a sentence: the best-supporting one that holds its values, or
-    the fewest that hold them together; none when no unit supports it well enough (a passage
-    holding the sentence's values needs less of the rest of its words)."""
-    floor = SUPPORT if embedded else SUPPORT_WORDS
-    if values:
-        floor *= VALUES_HELD
-    ranked = sorted((m for m in best if m not in (exclude or [])), key=lambda m: (-best[m], m))
+    off_topic: set[int],
+) -> int | None:
+    """The passage to cite for a sentence: the best-supporting one that holds all its values
+    (one passage: values spread over several notes make a claim none of them states), when
+    it supports the sentence well enough (one holding its values needs less of its words)."""
+    floor = (SUPPORT if embedded else SUPPORT_WORDS) * (VALUES_HELD if values else 1.0)
+    ranked = sorted((m for m in best if m not in off_topic), key=lambda m: (-best[m], m))
     whole = [m for m in ranked if all(held[m].holds(v) for v in values)]
-    if whole:
-        return [whole[0]] if best[whole[0]] >= floor else []
-    chosen: list[int] = []
-    left = list(values)
-    for m in ranked:
-        if any(held[m].holds(v) for v in left):
-            chosen.append(m)
-            left = [v for v in left if not held[m].holds(v)]
-        if not left:
-            break
-    return chosen if not left and best[chosen[0]] >= floor else []
+    return whole[0] if whole and best[whole[0]] >= floor else None
 
 
-def _cite(text: str, start: int, end: int, markers: list[int]) -> tuple[int, int, str]:
-    """The sentence with the model's markers replaced by `markers`, before its final stop."""
+def _cite(text: str, start: int, end: int, marker: int) -> tuple[int, int, str]:
+    """The sentence with the model's markers replaced by kebab's, before its final stop."""
     sentence = MARKER.sub("", text[start:end]).rstrip()
     sentence = re.sub(r"\s+([.,;:!?。])", r"\1", sentence)
-    tags = "".join(f"[#{m}]" for m in markers)
+    tags = f"[#{marker}]"
     m = re.search(r"[.!?。]+$", sentence)
     body, stop = (sentence[: m.start()], m.group()) if m else (sentence, "")
     return start, end, f"{body.rstrip()} {tags}{stop}"
