@@ -221,10 +221,21 @@ async def run_answers(
                     if q.gold and not a.grounded
                     else None
                 ),
+                "made_up_value": made_up_values(a) if a.grounded else None,
+                "by_kebab": sum(1 for c in a.citations if c.by == "kebab"),
                 "answer": a.answer,
             }
         )
     return rows, group_summaries(rows, summarise_answers)
+
+
+def made_up_values(a: Answer) -> list[str]:
+    """Numbers a grounded answer states that none of its cited passages holds (digits
+    compared without leading zeros: 02:30 and 2:30 agree): judged on the citations' text
+    alone, apart from how kebab judged the answer."""
+    cited = {n.lstrip("0") or "0" for c in a.citations for n in re.findall(r"\d+", c.text)}
+    said = re.findall(r"\d+", re.sub(r"\[#\d+\]", "", a.answer))
+    return [n for n in dict.fromkeys(said) if (n.lstrip("0") or "0") not in cited]
 
 
 def summarise_answers(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -252,6 +263,13 @@ def summarise_answers(rows: list[dict[str, Any]]) -> dict[str, Any]:
             [r for r in answerable if r.get("nearest_gold") is not None],
             lambda r: bool(r["nearest_gold"]),
         ),
+        # grounded, its key facts stated, and a cited passage on gold
+        "grounded_correct_rate": rate(
+            [r for r in answerable if r["has_facts"]],
+            lambda r: bool(r["grounded"] and r["must_contain"] and r["cites_gold"]),
+        ),
+        # grounded although it states a number none of its cited passages holds
+        "false_grounding_rate": rate(rows, lambda r: bool(r.get("made_up_value"))),
         "latency_ms_p50": round(statistics.median(ms), 1) if ms else None,
         "latency_ms_p95": round(ms[int(0.95 * (len(ms) - 1))], 1) if ms else None,
     }

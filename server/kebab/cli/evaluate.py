@@ -99,6 +99,8 @@ def _print_table(result: dict[str, Any], k: int) -> None:
             "refusal_rate_unanswerable",
             "cites_gold_rate",
             "key_fact_rate",
+            "grounded_correct_rate",
+            "false_grounding_rate",
             "latency_ms_p50",
         ]
         print(f"\n{'answers':37} " + " ".join(f"{c[:14]:>14}" for c in cols))

@@ -203,7 +203,11 @@ def finish(
     """Judge citations, render footnotes, hash and persist. Synchronous and quick."""
     req = p.request
     verdict = attribution.judge(
-        req.question, text, p.evidence, index, generative=refusal is None and is_generative(llm)
+        req.question,
+        text,
+        p.evidence,
+        index,
+        generative=refusal is None and is_generative(llm) and cfg.rag.attribute_citations,
     )
     text, grounded, valid, unknown = verdict.text, verdict.grounded, verdict.valid, verdict.unknown
     if refusal is None and not grounded:
