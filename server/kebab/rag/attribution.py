@@ -52,6 +52,7 @@ _VALUE = re.compile(
     r"|(?<![A-Za-z0-9_.:])(?P<num>\d+(?:[.:,/-]\d+)*)(?![0-9])"
     r"|(?<=[a-z0-9,;)]\s)(?P<name>[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]{2,})\b"
 )
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _LIST_MARK = re.compile(r"^\s*([-*+]|\d+[.)])\s+")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)")
 _PSEUDO_MARKER = re.compile(r"\[\^?\s*#?\s*\d{1,3}\s*\]|\(#\d{1,3}\)")
@@ -87,6 +88,9 @@ class Verdict:
     by: dict[int, By] = field(default_factory=dict)
     unsupported: list[str] = field(default_factory=list)  # invented values, then sentences
     echo: bool = False
+    # the verdict on the model's own markers alone (what `explain` shows, `kebab eval` compares)
+    by_markers: bool = False
+    model_markers: list[int] = field(default_factory=list)
 
 
 def judge(
@@ -97,17 +101,18 @@ def judge(
     answer saying the evidence is lacking and an echo of the question are never grounded. The
     extractive answerer's own markers are taken as they are (it quotes the units it cites)."""
     grounded, valid, unknown = citations.judge(text, len(evidence))
+    strict = {"by_markers": grounded, "model_markers": valid}
     if not generative or unknown or not text.strip() or citations.self_declared_lack(text):
-        return Verdict(text, grounded, valid, unknown, dict.fromkeys(valid, "model"))
+        return Verdict(text, grounded, valid, unknown, dict.fromkeys(valid, "model"), **strict)
     if is_echo(question, text):
-        return Verdict(text, False, [], [], echo=True)
+        return Verdict(text, False, [], [], echo=True, **strict)
     embedder = index.embedder if index is not None else None
     att = attribute(text, evidence, embedder, index, question)
     packed = {ev.marker for ev in evidence}
     if not att.grounded:  # nothing is cited for an answer the notes do not support
-        return Verdict(text, False, [], [], unsupported=att.invented + att.unsupported)
+        return Verdict(text, False, [], [], unsupported=att.invented + att.unsupported, **strict)
     cited = [m for m in citations.markers(att.text) if m in packed]
-    return Verdict(att.text, True, cited, [], att.by)
+    return Verdict(att.text, True, cited, [], att.by, **strict)
 
 
 def refusal_words(question: str, verdict: Verdict) -> str | None:
@@ -253,6 +258,9 @@ def _sentences(text: str) -> list[tuple[int, int, str]]:
     offset = 0
     for line in text.split("\n"):
         cursor = 0
+        if _HEADING.match(line):  # a heading names a topic, it claims nothing
+            offset += len(line) + 1
+            continue
         for piece in (c for s in split_sentences(line) for c in _clauses(s)):
             at = line.find(piece, cursor)
             if at < 0:

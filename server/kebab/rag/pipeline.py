@@ -202,6 +202,7 @@ def finish(
 ) -> Answer:
     """Judge citations, render footnotes, hash and persist. Synchronous and quick."""
     req = p.request
+    said, answered = text, refusal is None  # the model's own text, before kebab's markers
     verdict = attribution.judge(
         req.question,
         text,
@@ -296,6 +297,12 @@ def finish(
                 **_extras_on(cfg, llm),
                 "ms": p.extras_ms,
                 "relevance_scores": p.extra.get("relevance"),
+            },
+            # the verdict on the model's own markers alone, before kebab attributed anything
+            "model_citations": {
+                "text": said,
+                "markers": verdict.model_markers,
+                "grounded": verdict.by_markers and answered,
             },
             "hits": [
                 {
