@@ -359,3 +359,19 @@ async def test_a_model_that_is_down_gives_an_llm_error_answer(
         assert result["refusal_text"].startswith("The model failed: ")
         assert (await client.request("kebab/status", {}))["state"] in ("ready", "indexing")
         assert len(llm.requests) == asked  # it went to the closed port, not the old endpoint
+
+
+async def test_an_answer_the_notes_do_not_support_is_not_inserted(
+    neovim: KebabClient, llm: ModelServer
+) -> None:
+    question = "How long are daily snapshots kept?"
+    note = f"# Kept\n\n{question}\n"
+    uri = neovim.open(neovim.root / "inbox" / "kept.md", note)
+    llm.answer("Daily snapshots are kept for 20 days.")  # the notes say 7
+    result = await neovim.command("kebab.insertAnswer", uri, 2)
+    answer = result["answer"]
+    assert not result["applied"] and not answer["grounded"] and "20" in answer["unsupported"]
+    assert neovim.text(uri) == note
+    said = "The notes do not support this answer. No passage holds: 20. Nothing was inserted."
+    await until(lambda: any(said in m.message for m in neovim.messages), "the message")
+    neovim.close(uri)
