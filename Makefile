@@ -30,7 +30,7 @@ test: $(STAMP)
 # ~/.cache/kebab-real-model (the wheel built once, ~6 min on 2 cores), then the tests.
 test-real-model: $(STAMP)
 	bash tests/real_model/setup.sh
-	KEBAB_REAL_MODEL=1 $(BIN)/pytest -q -p no:cacheprovider -p no:randomly -rs tests/real_model
+	KBTEST_REAL_MODEL=1 $(BIN)/pytest -q -p no:cacheprovider -p no:randomly -rs tests/real_model
 
 lint: $(STAMP)
 	$(BIN)/ruff check server tests bench

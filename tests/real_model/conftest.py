@@ -26,8 +26,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     mine = [item for item in items if here in Path(str(item.fspath)).parents]
     if not mine:
         return
-    if os.environ.get("KEBAB_REAL_MODEL") != "1":
-        reason = "the real-model tier runs with `make test-real-model` (KEBAB_REAL_MODEL=1)"
+    if os.environ.get("KBTEST_REAL_MODEL") != "1":
+        reason = "the real-model tier runs with `make test-real-model` (KBTEST_REAL_MODEL=1)"
     elif not PYTHON.exists() or not GGUF.exists():
         reason = f"no llama.cpp server or model in {CACHE}: run tests/real_model/setup.sh"
     else:

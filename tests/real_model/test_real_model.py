@@ -38,6 +38,8 @@ OFF_TOPIC = "What port does Redis listen on?"
 KIMCHI = "김치찌개는 중약불로 몇 분 끓여야 해?"
 MAIN = "import sys; from kebab.cli import main; sys.exit(main())"
 SLOW = 600  # seconds: a tiny model on two busy cores takes seconds per answer, not minutes
+# A busy machine makes the first token late (the prompt is ~1,400 tokens): time, not a failure.
+PATIENT = {"first_token_timeout_s": 300, "idle_timeout_s": 300}
 
 
 def kebab(
@@ -50,7 +52,9 @@ def kebab(
         text=True,
         timeout=SLOW,
         env={**os.environ, "KEBAB_LLM_BACKEND": "openai", "KEBAB_LLM_ENDPOINT": url}
-        | {"KEBAB_LLM_MODEL": MODEL, **env},
+        | {"KEBAB_LLM_MODEL": MODEL}
+        | {f"KEBAB_LLM_{k.upper()}": str(v) for k, v in PATIENT.items()}
+        | env,
     )
 
 
@@ -132,7 +136,7 @@ def test_queries_answer_several_questions_and_never_ground_an_invented_value(
 async def test_lsp_streams_progress_then_the_answer_cancels_and_answers_a_second_question(
     relay: Relay, tmp_path: Path
 ) -> None:
-    llm = {"backend": "openai", "endpoint": relay.url, "model": MODEL, "max_retries": 0}
+    llm = {"backend": "openai", "endpoint": relay.url, "model": MODEL, "max_retries": 0, **PATIENT}
     async with serving(tmp_path, "vscode", llm=llm) as client:
         await client.wait_ready(timeout=SLOW)
 
@@ -246,6 +250,7 @@ async def test_a_server_killed_mid_stream_keeps_the_partial_answer(
     with Relay(own_llama.port) as relay:
         relay.hold_after_first_piece()
         llm = {"backend": "openai", "endpoint": relay.url, "model": MODEL, "max_retries": 0}
+        llm |= PATIENT
         ws = Workspace(root, overrides={"index_dir": str(index_dir), "llm": llm}, embedder=embedder)
         pieces: list[str] = []
 
