@@ -125,14 +125,7 @@ def test_the_cli_shows_an_unsupported_answer_under_a_warning_not_as_not_answered
 ) -> None:
     root, index_dir = fixture_copy[0], fixture_copy[1]
     server.answer("Daily snapshots are kept for 20 days.")
-    run = subprocess.run(
-        [sys.executable, "-c", "import sys; from kebab.cli import main; sys.exit(main())"]
-        + ["ask", KEPT, "--root", str(root), "--index-dir", str(index_dir)]
-        + ["--backend", "openai", "--endpoint", server.url, "--model", "m"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = kebab_ask(server, root, index_dir, KEPT)
     assert run.returncode == 0, run.stderr
     out = run.stdout
     assert out.startswith("Daily snapshots are kept for 20 days.\n")
@@ -146,17 +139,24 @@ def test_the_cli_says_which_sources_kebab_cited(
 ) -> None:
     root, index_dir = fixture_copy[0], fixture_copy[1]
     server.answer("The backup runs every day at 02:30.")
-    run = subprocess.run(
-        [sys.executable, "-c", "import sys; from kebab.cli import main; sys.exit(main())"]
-        + ["ask", BACKUP, "--root", str(root), "--index-dir", str(index_dir)]
-        + ["--backend", "openai", "--endpoint", server.url, "--model", "m"],
+    run = kebab_ask(server, root, index_dir, BACKUP)
+    assert run.returncode == 0, run.stderr
+    assert "Not answered" not in run.stdout and "⚠" not in run.stdout
+    assert re.search(r"\[#1\] ops/backup.md:\d+-\d+ .*Schedule  \(cited by kebab\)", run.stdout)
+
+
+def kebab_ask(
+    server: ModelServer, root: Path, index_dir: Path, question: str
+) -> subprocess.CompletedProcess[str]:
+    main = "import sys; from kebab.cli import main; sys.exit(main())"
+    where = ["--root", str(root), "--index-dir", str(index_dir)]
+    model = ["--backend", "openai", "--endpoint", server.url, "--model", "m"]
+    return subprocess.run(
+        [sys.executable, "-c", main, "ask", question, *where, *model],
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert run.returncode == 0, run.stderr
-    assert "Not answered" not in run.stdout and "⚠" not in run.stdout
-    assert re.search(r"\[#1\] ops/backup.md:\d+-\d+ .*Schedule  \(cited by kebab\)", run.stdout)
 
 
 # the rules on their own (words only: no embedder) -----------------------------------------------

@@ -53,10 +53,12 @@ async def neovim(
         yield client
 
 
+SAID = ("the", "nightly", "backup", "job", "runs", "every", "day", "via", "a", "systemd", "timer")
+
+
 def words(n: int) -> list[str]:
     """`n` pieces of a long answer the backup note supports (so it is grounded as cited)."""
-    said = "the nightly backup job runs every day in local time via a systemd timer".split()
-    return [f"{said[i % len(said)]} " for i in range(n)]
+    return [f"{SAID[i % len(SAID)]} " for i in range(n)]
 
 
 def streaming(pieces: list[str], hold_at: int = 1, **options: object) -> Reply:
@@ -149,7 +151,7 @@ async def test_hover_and_code_actions_answer_while_indexing(building: KebabClien
 async def test_reports_are_coalesced_and_concatenate_to_the_answer(
     neovim: KebabClient, llm: ModelServer
 ) -> None:
-    pieces = words(99) + ["[#1]."]
+    pieces = [*words(99), "[#1]."]
     llm.answer(*pieces, delay=0.01)
     asked = len(llm.requests)
     result = await neovim.request("kebab/ask", {"question": QUESTION, "workDoneToken": "s1"})
@@ -181,7 +183,7 @@ async def test_reports_are_coalesced_and_concatenate_to_the_answer(
 
 async def test_hover_answers_while_an_answer_streams(neovim: KebabClient, llm: ModelServer) -> None:
     uri = cited_note(neovim)
-    reply = streaming(words(40) + ["[#1]."], hold_at=20, delay=0.01)
+    reply = streaming([*words(40), "[#1]."], hold_at=20, delay=0.01)
     llm.script(reply)
     pending = asyncio.ensure_future(
         neovim.request("kebab/ask", {"question": QUESTION, "workDoneToken": "h1"})
@@ -277,7 +279,7 @@ async def test_the_answer_follows_its_question_when_lines_are_added_meanwhile(
     neovim: KebabClient, llm: ModelServer
 ) -> None:
     uri = neovim.open(neovim.root / "inbox" / "moving.md", f"# Moving\n\n{QUESTION}\n")
-    reply = streaming(words(10) + ["[#1]."])
+    reply = streaming([*words(10), "[#1]."])
     llm.script(reply)
     before = set(neovim.progress_log)
     pending = asyncio.ensure_future(neovim.command("kebab.insertAnswer", uri, 2))
@@ -295,7 +297,7 @@ async def test_the_answer_is_not_inserted_when_its_question_is_gone(
     neovim: KebabClient, llm: ModelServer
 ) -> None:
     uri = neovim.open(neovim.root / "inbox" / "gone.md", f"# Gone\n\n{QUESTION}\n")
-    reply = streaming(words(10) + ["[#1]."])
+    reply = streaming([*words(10), "[#1]."])
     llm.script(reply)
     before = set(neovim.progress_log)
     pending = asyncio.ensure_future(neovim.command("kebab.insertAnswer", uri, 2))
