@@ -42,6 +42,7 @@ class Relay:
         self.connections: list[Connection] = []
         self._hold = False
         self.held = threading.Event()  # a piece arrived and the rest is being held
+        self.held_connection: Connection | None = None  # the one whose answer is held
         self._release = threading.Event()
         self._cut = False
         self._lock = threading.Lock()
@@ -129,6 +130,7 @@ class Relay:
                 # the first text piece is out: the rest waits (in the socket's buffer: the
                 # server goes on generating) until the test releases or cuts it
                 self._hold = False
+                self.held_connection = conn
                 self.held.set()
                 self._release.wait(600)
                 if self._cut:

@@ -39,7 +39,7 @@ KIMCHI = "김치찌개는 중약불로 몇 분 끓여야 해?"
 MAIN = "import sys; from kebab.cli import main; sys.exit(main())"
 SLOW = 600  # seconds: a tiny model on two busy cores takes seconds per answer, not minutes
 # A busy machine makes the first token late (the prompt is ~1,400 tokens): time, not a failure.
-PATIENT = {"first_token_timeout_s": 300, "idle_timeout_s": 300}
+PATIENT = {"first_token_timeout_s": 300, "idle_timeout_s": 300, "max_seconds": 900}
 
 
 def kebab(
@@ -155,7 +155,6 @@ async def test_lsp_streams_progress_then_the_answer_cancels_and_answers_a_second
 
         # 2. cancel mid-stream: the request to the model server ends
         relay.hold_after_first_piece()
-        before = len(relay.connections)
         pending = asyncio.ensure_future(
             client.request("kebab/ask", {"question": BACKUP, "workDoneToken": "a2"}, timeout=SLOW)
         )
@@ -163,8 +162,8 @@ async def test_lsp_streams_progress_then_the_answer_cancels_and_answers_a_second
         client.window_work_done_progress_cancel(_cancel("a2"))
         cancelled = await pending
         assert cancelled["refusal_reason"] == "cancelled"
-        conn = relay.connections[before]
-        assert await asyncio.to_thread(conn.kebab_closed.wait, 30), "kebab ended the request"
+        held = relay.held_connection
+        assert held is not None and await asyncio.to_thread(held.kebab_closed.wait, 30)
         relay.release()
 
         # 3. a second question while the first still streams: both answered, each its own
@@ -173,14 +172,23 @@ async def test_lsp_streams_progress_then_the_answer_cancels_and_answers_a_second
             client.request("kebab/ask", {"question": BACKUP, "workDoneToken": "b1"}, timeout=SLOW)
         )
         await until(lambda: client.reports("b1"), "the first answer's first piece", SLOW)
+        posted = relay.requests
         second = asyncio.ensure_future(
             client.request("kebab/ask", {"question": KEPT, "workDoneToken": "b2"}, timeout=SLOW)
         )
-        await until(lambda: len(relay.connections) > before + 1 and relay.requests >= 4, "2nd ask")
+        await until(lambda: relay.requests > posted, "the second question sent", SLOW)
         relay.release()
         one, two = await first, await second
         assert one["question"] == BACKUP and two["question"] == KEPT
-        assert one["grounded"] and "02:30" in one["answer"]
+        # llama.cpp's Python server stops a streaming answer when a newer request arrives (its
+        # --interrupt_requests default) and ends it with no finish_reason: kebab keeps the
+        # fragment as a cut answer (llm_error), never as a grounded one
+        if one["grounded"]:
+            assert "02:30" in one["answer"]
+        else:
+            assert one["refusal_reason"] == "llm_error" and "interrupted" in one["error"]
+            assert one["citations"] == [] and one["answer"]
+        assert two["refusal_reason"] != "llm_error", two["error"]
         for token, answer in (("b1", one), ("b2", two)):
             text = "".join(str(r["message"]) for r in client.reports(token))
             if answer["refusal_reason"] in (None, "llm_self_judge"):  # the model's own words
@@ -208,10 +216,11 @@ def test_generate_writes_a_footnoted_note_or_says_why_not(
         "--topic",
         "restic backups",
         "--output",
-        "guides/backups.md",
+        str(root / "guides/backups.md"),  # --output is read from where kebab runs
         "--json",
         url=llama.url,
     )
+    assert run.stdout, run.stderr
     note = json.loads(run.stdout)
     assert note["schema"] == "note.v1" and note["model"]["backend"] == "openai"
     if note["written"]:
