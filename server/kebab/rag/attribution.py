@@ -52,6 +52,10 @@ _VALUE = re.compile(
     r"|(?<![A-Za-z0-9_.:])(?P<num>\d+(?:[.:,/-]\d+)*)(?![0-9])"
     r"|(?<=[a-z0-9,;)]\s)(?P<name>[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]{2,})\b"
 )
+# a newline after a line that does not end a sentence, before a line that starts no block
+_SOFT_BREAK = re.compile(
+    r"^(?![ \t]{0,3}#{1,6}\s)(.*[^\s.!?。:|])\n(?=[ \t]*[^\s#>|`*+\-\d])", re.MULTILINE
+)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _LIST_MARK = re.compile(r"^\s*([-*+]|\d+[.)])\s+")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)")
@@ -68,12 +72,19 @@ class Attribution:
     supported: int = 0  # sentences with a citation
     unsupported: list[str] = field(default_factory=list)  # claims no packed unit supports
     invented: list[str] = field(default_factory=list)  # values no packed passage holds
+    # values stated in claims no passage supports (held somewhere, but not where they are said)
+    unsupported_values: list[str] = field(default_factory=list)
 
     @property
     def grounded(self) -> bool:
-        """Its claims are supported: at least one, no invented value, and no more unsupported
-        sentences than supported ones."""
-        return self.supported > 0 and not self.invented and len(self.unsupported) <= self.supported
+        """Its claims are supported: at least one, no value outside a supported claim, and no
+        more unsupported sentences than supported ones."""
+        return (
+            self.supported > 0
+            and not self.invented
+            and not self.unsupported_values
+            and len(self.unsupported) <= self.supported
+        )
 
 
 @dataclass
@@ -185,6 +196,7 @@ def attribute(
         choice = _choose(values, best, held, embedder is not None, off_topic)
         if choice is None:
             out.unsupported.append(sentence.strip())
+            out.unsupported_values += [v for v in values if v not in out.unsupported_values]
             continue
         out.supported += 1
         out.by.setdefault(choice, "kebab")
@@ -256,6 +268,8 @@ def _sentences(text: str) -> list[tuple[int, int, str]]:
     02:30. [#1]`) belongs to the sentence before it."""
     out: list[tuple[int, int, str]] = []
     offset = 0
+    # a line break inside a sentence is a space (same length: the spans stay the text's)
+    text = _SOFT_BREAK.sub(r"\1 ", text)
     for line in text.split("\n"):
         cursor = 0
         if _HEADING.match(line):  # a heading names a topic, it claims nothing
