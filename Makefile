@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_INDEX := .kebab/demo-index
 
-.PHONY: demo test lint typecheck bench eval clean
+.PHONY: demo test test-real-model lint typecheck bench eval clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -25,6 +25,12 @@ test: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/pytest -q -p no:cacheprovider
 	cd client-vscode && npm ci --no-audit --no-fund --loglevel=error && npm test
+
+# The real model-server tier (tests/real_model): llama.cpp's server and SmolLM2-135M, set up in
+# ~/.cache/kebab-real-model (the wheel built once, ~6 min on 2 cores), then the tests.
+test-real-model: $(STAMP)
+	bash tests/real_model/setup.sh
+	KBTEST_REAL_MODEL=1 $(BIN)/pytest -q -p no:cacheprovider -p no:randomly -rs tests/real_model
 
 lint: $(STAMP)
 	$(BIN)/ruff check server tests bench

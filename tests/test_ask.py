@@ -106,15 +106,17 @@ async def test_unknown_marker_is_not_grounded(
     assert ws.history()[0]["refusal_reason"] == "llm_self_judge"
 
 
-async def test_answer_without_marker_is_not_grounded(
+async def test_an_answer_the_model_did_not_mark_is_cited_by_kebab(
     server: ModelServer, make_ws: MakeWorkspace
 ) -> None:
     server.answer("The backup runs every day at 02:30.")
     ws = make_ws(llm_settings(server))
     answer = await ask(ws, QUESTION)
-    assert answer.grounded is False and answer.refusal_reason == "llm_self_judge"
-    assert answer.citations == [] and answer.candidates
-    assert answer.markdown == "The backup runs every day at 02:30.\n"
+    assert answer.grounded is True and answer.refusal_reason is None
+    [c] = answer.citations
+    assert (c.path, c.heading_path[-1], c.by) == ("ops/backup.md", "Schedule", "kebab")
+    assert answer.answer == "The backup runs every day at 02:30 [#1]."
+    assert answer.markdown.startswith("The backup runs every day at 02:30[^kb-1].\n\n[^kb-1]: [")
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
 """Strict `[#n]` citations and `[^kb-n]` footnotes.
 
-Only `[#n]` naming a packed passage counts; `[1]`, `vec![1]`, `[ #1 ]` are prose or code. An answer
-whose first sentence says the evidence is lacking (English or Korean) is not grounded, whatever it
-cites. Grounded answers render as Markdown footnotes whose definitions link the cited note and
+Only `[#n]` naming a packed passage counts as the model's citation; `[1]`, `vec![1]`, `[ #1 ]` are
+prose or code (a sentence carrying one is cited by kebab when a passage supports it:
+tests/test_attribution.py). An answer whose first sentence says the evidence is lacking
+(English or Korean) is not grounded, whatever it cites. Grounded answers render as Markdown footnotes whose definitions link the cited note and
 lines, and read back to the same source.
 """
 
@@ -55,8 +56,8 @@ GROUNDED = [
 ]
 
 
-@pytest.mark.parametrize("text", NOT_CITATIONS + REFUSALS)
-async def test_answers_without_a_valid_citation_are_not_grounded(
+@pytest.mark.parametrize("text", REFUSALS)
+async def test_answers_saying_the_evidence_is_lacking_are_not_grounded(
     server: ModelServer, make_ws: MakeWorkspace, text: str
 ) -> None:
     server.answer(text)
@@ -67,8 +68,21 @@ async def test_answers_without_a_valid_citation_are_not_grounded(
     assert answer.error is None  # the model answered; it just did not ground its answer
     assert answer.markdown == text + "\n"  # no footnotes for an ungrounded answer
     assert answer.candidates  # the nearest passages instead
-    if text in NOT_CITATIONS:
-        assert answer.citations == []
+    assert answer.unsupported == []  # a refusal of its own, not an unsupported answer
+
+
+@pytest.mark.parametrize("text", NOT_CITATIONS)
+async def test_look_alike_markers_are_never_the_models_citations(
+    server: ModelServer, make_ws: MakeWorkspace, text: str
+) -> None:
+    server.answer(text)
+    ws = make_ws(llm_settings(server))
+    answer = await ask(ws, QUESTION)
+    assert all(c.by == "kebab" for c in answer.citations)  # only kebab's own, if any
+    bare = re.sub(r" ?\[#\d+\]", "", answer.answer)
+    assert bare == text  # the look-alike stays as the model wrote it
+    if not answer.grounded:
+        assert answer.citations == [] and answer.candidates
 
 
 @pytest.mark.parametrize("text", GROUNDED)
@@ -79,7 +93,10 @@ async def test_answers_citing_a_packed_passage_are_grounded(
     ws = make_ws(llm_settings(server))
     answer = await ask(ws, QUESTION)
     assert answer.grounded is True and answer.refusal_reason is None
-    assert [c.marker for c in answer.citations] == [1]
+    by = {c.marker: c.by for c in answer.citations}
+    assert by[1] == "model"
+    # kebab cites only the clause the model left unmarked (`/srv/media/movies`)
+    assert by == {1: "model"} or ("/srv/media/movies" in text and len(by) == 2)
     assert "[^kb-1]" in answer.markdown and "[#1]" not in answer.markdown
 
 
@@ -132,11 +149,11 @@ def test_markers_are_the_bracket_hash_numbers_in_order(numbers: list[int], fille
 async def test_footnotes_number_citations_in_order_of_appearance(
     server: ModelServer, make_ws: MakeWorkspace
 ) -> None:
-    server.answer("Backups go to a B2 bucket [#2]. The job runs at 02:30 [#1]; it is restic [#2].")
+    server.answer("Backups go to a B2 bucket [#5]. The job runs at 02:30 [#1]; it is restic [#5].")
     ws = make_ws(llm_settings(server))
     answer = await ask(ws, QUESTION, explain=True)
     assert answer.grounded is True
-    assert [c.marker for c in answer.citations] == [2, 1]
+    assert [(c.marker, c.by) for c in answer.citations] == [(5, "model"), (1, "model")]
     packed = answer.explain["packed"]
     for c in answer.citations:
         assert (c.path, c.start_line, c.end_line) == (

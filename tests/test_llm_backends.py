@@ -208,6 +208,18 @@ async def test_stream_cut_midway_keeps_the_partial_text(
     assert json.loads(row["answer"])["answer"] == partial
 
 
+async def test_an_answer_ended_without_a_finish_reason_is_cut_not_an_answer(
+    server: ModelServer, make_ws: MakeWorkspace
+) -> None:
+    """llama.cpp's Python server ends a streaming answer with `[DONE]` and no `finish_reason`
+    when a newer request interrupts it (its default): the fragment is not the answer."""
+    server.answer("The backup runs every day at ", Raw("data: [DONE]"), cut=True)
+    ws = make_ws(llm_settings(server))
+    answer = await ask(ws, QUESTION)
+    assert_llm_error(answer, partial="The backup runs every day at ")
+    assert "interrupted" in (answer.error or "") and answer.citations == []
+
+
 async def test_never_ending_stream_is_cut_at_max_seconds(
     server: ModelServer, make_ws: MakeWorkspace
 ) -> None:

@@ -335,7 +335,14 @@ async def test_workspace_generate_note_for_the_editor(
     note = await ws.generate_note("restic backups", "guides/backups.md")
     assert note.written and not note.overwritten and note.schema == "note.v1"
     assert note.path == "guides/backups.md" and note.uri == (ws.root / note.path).as_uri()
-    assert note.unknown_markers == [42] and [c.marker for c in note.citations] == [1, 2, 3]
+    assert note.unknown_markers == [42]
+    # the model's [#1] and [#2] name passages that do not hold 02:30 and 7 days: kebab cites
+    # the ones that do
+    assert [(c.heading_path[-1], c.by) for c in note.citations] == [
+        ("Schedule", "kebab"),
+        ("Retention policy", "kebab"),
+        ("Restoring a single file", "model"),
+    ]
     assert (ws.root / note.path).read_text(encoding="utf-8") == note.markdown
     with pytest.raises(WorkspaceError, match="already exists"):
         await ws.generate_note("restic backups", "guides/backups.md")

@@ -192,6 +192,18 @@ describe("the panel", () => {
     assert.doesNotMatch(panelMarkdown(answer({ ...judged, answer: "The notes do not contain enough evidence." })), /enough evidence/);
   });
 
+  it("shows a model answer the notes do not support under a warning, never as Not answered", () => {
+    const md = panelMarkdown(answer({
+      grounded: false, refusal_reason: "llm_self_judge", citations: [], model: { backend: "openai", id: "smollm2" },
+      answer: "Daily snapshots are kept for 20 days.", unsupported: ["20", "Daily snapshots are kept for 20 days."],
+      refusal_text: "The notes do not support this answer. No passage holds: 20.",
+    }));
+    assert.match(md, /^> ⚠ The notes do not support this answer\. No passage holds: 20\.
+
+Daily snapshots are kept for 20 days\./);
+    assert.doesNotMatch(md, /Not answered/);
+  });
+
   it("says when the answer was made while the index was still being built", () => {
     const message = "The index is still being built (5 of 119 files read): ask again when it is done for a complete answer.";
     const building = { files_done: 5, files_total: 119, vectors_pending: 0, message };

@@ -70,6 +70,9 @@ class RagConfig(msgspec.Struct, forbid_unknown_fields=True):
     unknown_word_cosine: float | None = None
     min_lexical_coverage: float = 0.34
     prompt_template_version: str = "rag-v1"
+    # Cite a model's unmarked (or mis-marked) sentences with the passage that supports them
+    # (`citations[].by = "kebab"`); false: only the model's own `[#n]` markers count.
+    attribute_citations: bool = True
     # Extras (issue 8), each off by default and skipped with the extractive backend; each is one
     # more call to the configured model, with its timeouts.
     hyde: bool = False  # embed a drafted hypothetical answer for the vector side of retrieval

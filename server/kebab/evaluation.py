@@ -25,7 +25,7 @@ import msgspec
 
 from kebab.errors import KebabError
 from kebab.index import versions
-from kebab.model import Answer, Citation, Hit, to_builtins
+from kebab.model import Answer, Citation, Hit, citation_range, to_builtins
 
 DEEP = 50
 
@@ -221,10 +221,60 @@ async def run_answers(
                     if q.gold and not a.grounded
                     else None
                 ),
+                "made_up_value": made_up_values(a) if a.grounded else None,
+                **by_markers_alone(a, q),
+                "by_kebab": sum(1 for c in a.citations if c.by == "kebab"),
                 "answer": a.answer,
             }
         )
     return rows, group_summaries(rows, summarise_answers)
+
+
+def by_markers_alone(a: Answer, q: Question) -> dict[str, Any]:
+    """The same answer judged on the model's own `[#n]` markers alone (before kebab attributed
+    anything; from `explain`, so one run measures both): grounded, correct, made-up values."""
+    said = (a.explain or {}).get("model_citations")
+    if not isinstance(said, dict):
+        return {}
+    packed = {p["marker"]: p for p in (a.explain or {}).get("packed", [])}
+    cited = [
+        Citation(
+            m,
+            packed[m]["path"],
+            "",
+            packed[m]["heading_path"],
+            citation_range(1, 1),
+            "",
+            "",
+            0.0,
+            packed[m]["text"],
+            packed[m]["start_line"],
+            packed[m]["end_line"],
+        )
+        for m in said["markers"]
+        if m in packed
+    ]
+    grounded = bool(said["grounded"])
+    text = str(said["text"])
+    return {
+        "strict_grounded": grounded,
+        "strict_cites_gold": grounded and any(matches(c, g) for c in cited for g in q.gold),
+        "strict_must_contain": grounded and all(s.lower() in text.lower() for s in q.must_contain),
+        "strict_made_up_value": grounded and bool(_unheld_numbers(text, cited)),
+    }
+
+
+def made_up_values(a: Answer) -> list[str]:
+    """Numbers a grounded answer states that none of its cited passages holds (digits
+    compared without leading zeros: 02:30 and 2:30 agree): judged on the citations' text
+    alone, apart from how kebab judged the answer."""
+    return _unheld_numbers(a.answer, a.citations)
+
+
+def _unheld_numbers(answer: str, citations: list[Citation]) -> list[str]:
+    cited = {n.lstrip("0") or "0" for c in citations for n in re.findall(r"\d+", c.text)}
+    said = re.findall(r"\d+", re.sub(r"\[#\d+\]", "", answer))
+    return [n for n in dict.fromkeys(said) if (n.lstrip("0") or "0") not in cited]
 
 
 def summarise_answers(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -251,6 +301,21 @@ def summarise_answers(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "refused_shows_gold": rate(
             [r for r in answerable if r.get("nearest_gold") is not None],
             lambda r: bool(r["nearest_gold"]),
+        ),
+        # grounded, its key facts stated, and a cited passage on gold
+        "grounded_correct_rate": rate(
+            [r for r in answerable if r["has_facts"]],
+            lambda r: bool(r["grounded"] and r["must_contain"] and r["cites_gold"]),
+        ),
+        # grounded although it states a number none of its cited passages holds
+        "false_grounding_rate": rate(rows, lambda r: bool(r.get("made_up_value"))),
+        # the same two on the model's own markers alone (before kebab attributed anything)
+        "strict_grounded_correct_rate": rate(
+            [r for r in answerable if r["has_facts"] and "strict_grounded" in r],
+            lambda r: bool(r["strict_must_contain"] and r["strict_cites_gold"]),
+        ),
+        "strict_false_grounding_rate": rate(
+            [r for r in rows if "strict_grounded" in r], lambda r: r["strict_made_up_value"]
         ),
         "latency_ms_p50": round(statistics.median(ms), 1) if ms else None,
         "latency_ms_p95": round(ms[int(0.95 * (len(ms) - 1))], 1) if ms else None,

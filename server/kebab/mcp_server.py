@@ -164,7 +164,9 @@ def build(ws: Workspace) -> MCPServer[Any]:
     ) -> dict[str, Any]:
         """Answer a question from the notes. Every claim carries a [#n] marker naming a
         citation; `grounded` false means the notes do not answer it, and `refusal_text` says
-        why. `markdown` is the answer with [^kb-n] footnotes."""
+        why. `unsupported` set: the model answered but the notes do not hold what it says
+        (listed); `markdown` then shows it under that warning. `markdown` is the answer with
+        [^kb-n] footnotes."""
         from kebab.model import AskRequest
 
         background.kick()
@@ -185,6 +187,7 @@ def build(ws: Workspace) -> MCPServer[Any]:
             "grounded": answer.grounded,
             "refusal_reason": answer.refusal_reason,
             "refusal_text": answer.refusal_text,
+            "unsupported": answer.unsupported,
             "citations": [_passage(to_builtins(c)) for c in answer.citations],
             "nearest": [_passage(to_builtins(c)) for c in answer.candidates],
             "conversation": answer.conversation,
@@ -232,7 +235,7 @@ def build(ws: Workspace) -> MCPServer[Any]:
 
 def _passage(d: dict[str, Any]) -> dict[str, Any]:
     """What an agent needs of a hit or citation (not the LSP range or the engine's scores)."""
-    keep = ("marker", "path", "heading_path", "start_line", "end_line", "score", "text")
+    keep = ("marker", "path", "heading_path", "start_line", "end_line", "score", "text", "by")
     return {k: d[k] for k in keep if k in d}
 
 

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 import msgspec
 
 SearchMode = Literal["hybrid", "lexical", "vector"]
+By = Literal["model", "kebab"]  # who placed a citation's marker
 RefusalReason = Literal["no_chunks", "score_gate", "llm_self_judge", "cancelled", "llm_error"]
 
 PARSER_VERSION = "md-1"
@@ -140,6 +141,10 @@ class Citation(msgspec.Struct):
     text: str
     start_line: int = 0
     end_line: int = 0
+    # "model": the model placed the marker; "kebab": kebab attributed an unmarked (or
+    # mis-marked) sentence to this passage because a unit of it supports the sentence.
+    # None on a nearest passage (`candidates`), which supports nothing.
+    by: By | None = None
 
 
 class ModelInfo(msgspec.Struct):
@@ -213,6 +218,9 @@ class Answer(msgspec.Struct):
     explain: dict[str, object] | None = None
     refusal_text: str | None = None  # on a refusal: why, in words for people
     index_building: IndexBuilding | None = None  # set when asked while the index was building
+    # A model answer the notes do not support (llm_self_judge): the values no passage holds,
+    # then the sentences no passage supports. Shown under a warning, never as an answer.
+    unsupported: list[str] = []
 
 
 class GeneratedNote(msgspec.Struct):

@@ -556,6 +556,17 @@ function S.render()
       },
     })
     out.fallback = show({ grounded = false, refusal_reason = "score_gate", answer = "" })
+    out.unsupported = show({
+      grounded = false,
+      refusal_reason = "llm_self_judge",
+      answer = "Daily snapshots are kept for 20 days.",
+      refusal_text = "The notes do not support this answer. No passage holds: 20.",
+      unsupported = { "20", "Daily snapshots are kept for 20 days." },
+      candidates = {
+        { path = "ops/backup.md", start_line = 28, end_line = 36,
+          heading_path = { "Home server backups", "Retention policy" } },
+      },
+    })
     out.wrapped = show({
       grounded = true,
       markdown = table.concat({

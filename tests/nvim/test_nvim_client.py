@@ -535,6 +535,18 @@ def test_a_refusal_without_refusal_text_is_said_in_words(rendered: dict[str, Any
     assert not any("score_gate" in line for line in lines)
 
 
+def test_a_model_answer_the_notes_do_not_support_is_shown_under_a_warning(
+    rendered: dict[str, Any],
+) -> None:
+    view = rendered["unsupported"]
+    lines = view["lines"]
+    warning = lines.index("⚠ The notes do not support this answer. No passage holds: 20.")
+    assert lines[warning + 2] == "Daily snapshots are kept for 20 days."
+    assert not any("Not answered" in line for line in lines)
+    assert "Nearest passages" in "\n".join(lines)
+    assert "not supported by the notes" in view["footer"][0][0]
+
+
 # :KebabRelated and workspace symbols ---------------------------------------------------------
 
 

@@ -601,6 +601,19 @@ function M.answer_view(state)
       local n = #(r.citations or {})
       footer = ("%d source%s · %s · %s · <CR> open · q close"):format(
         n, n == 1 and "" or "s", elapsed(state), (r.model or {}).backend or "?")
+    elseif type(r.unsupported) == "table" and #r.unsupported > 0 then
+      -- the model answered, but the notes do not hold it: its words under a plain warning
+      out[#out + 1] = "⚠ " .. M.refusal_words(r)
+      out[#out + 1] = ""
+      append(out, r.answer or "")
+      if r.candidates and #r.candidates > 0 then
+        out[#out + 1] = ""
+        out[#out + 1] = "## Nearest passages"
+        out[#out + 1] = ""
+        list_sources(out, links, r.candidates, nil, state.root)
+      end
+      footer = state.inserting and "not supported by the notes · nothing inserted · q close"
+        or "not supported by the notes · q close"
     else
       out[#out + 1] = "**Not answered.** " .. M.refusal_words(r)
       if type(r.error) == "string" and r.error ~= "" then

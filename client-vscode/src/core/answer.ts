@@ -90,7 +90,10 @@ export function panelMarkdown(a: Answer): string {
   if (a.index_building?.message) {
     parts.push(`> ⏳ ${escapeInline(a.index_building.message)}`);
   }
-  if (!a.grounded) {
+  if (!a.grounded && a.unsupported?.length) {
+    // the model answered, but the notes do not hold it: its words under a plain warning
+    parts.push(`> ⚠ ${escapeInline(refusalWords(a))}`);
+  } else if (!a.grounded) {
     parts.push(`> **Not answered.** ${escapeInline(refusalWords(a))}${a.error && !a.refusal_text ? ` ${escapeInline(a.error)}` : ""}`);
   }
   const body = a.answer.replace(WIKILINK, (link) => wikiText(link)).replace(MARKER, (_, m: string) => {

@@ -43,6 +43,7 @@ export interface Citation {
   text: string;
   start_line?: number; // 1-based, inclusive
   end_line?: number;
+  by?: "model" | "kebab" | null; // who placed the marker (kebab: an unmarked sentence it attributed)
 }
 
 export type RefusalReason = "no_chunks" | "score_gate" | "llm_self_judge" | "cancelled" | "llm_error";
@@ -77,6 +78,7 @@ export interface Answer {
   created_at: string;
   result_hash: string;
   candidates?: Citation[]; // nearest passages, on a refusal
+  unsupported?: string[]; // a model answer the notes do not support: what they do not hold
   conflicts?: { a: number; b: number; detail: string; a_source?: string; b_source?: string }[];
   error?: string | null;
   answer_id?: number | null; // the stored answer (kebab.insertAnswer takes it)

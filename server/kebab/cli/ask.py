@@ -118,32 +118,42 @@ def _writer(stream: render.Streamed) -> Callable[[str], None]:
 def _print_answer(answer: Answer, stream: render.Streamed | None) -> None:
     """The rest of the answer as the editors show it: cited text numbered [1], [2] like the
     note's footnotes, or "Not answered." and why; then the sources or the nearest passages."""
-    if stream is None:  # nothing was streamed: all of it now
+    if stream is None or (answer.grounded and not stream.printed):
+        # nothing shown yet: all of it now, with the markers kebab placed (the model left none)
         stream = render.Streamed()
-        stream.write(answer.answer)
+        shown = stream.write(answer.answer)
+        if answer.grounded:
+            sys.stdout.write(shown)
     if not stream.printed and not answer.grounded:
-        print(render.refusal(answer.refusal_text))
+        print(_verdict(answer))
         if _shows_text(answer):
             print(f"\n{answer.answer.strip()}")
     else:
         print(stream.rest().rstrip("\n"))
         if not answer.grounded:
-            print(f"\n{render.refusal(answer.refusal_text)}")
+            print(f"\n{_verdict(answer)}")
     if answer.error:
         print(f"\nkebab: {answer.error}", file=sys.stderr)
     if answer.grounded and answer.citations:
-        shown = render.numbers(answer.answer, (c.marker for c in answer.citations))
+        numbers = render.numbers(answer.answer, (c.marker for c in answer.citations))
         print("\nSources:")
-        for c in sorted(answer.citations, key=lambda c: shown.get(c.marker, 1 << 30)):
+        for c in sorted(answer.citations, key=lambda c: numbers.get(c.marker, 1 << 30)):
             heading = " › ".join(c.heading_path)
-            number = shown.get(c.marker, c.marker)
-            print(f"  [{number}] {c.path}:{c.start_line}-{c.end_line}  {heading}")
+            number = numbers.get(c.marker, c.marker)
+            placed = "  (cited by kebab)" if c.by == "kebab" else ""
+            print(f"  [{number}] {c.path}:{c.start_line}-{c.end_line}  {heading}{placed}")
     elif answer.candidates:
         print("\nNearest passages:")
         for c in answer.candidates:
             print(f"  {c.path}:{c.start_line}-{c.end_line}  {' › '.join(c.heading_path)}")
             if text := render.excerpt(c.text, 160):
                 print(f"      {text}")
+
+
+def _verdict(answer: Answer) -> str:
+    """A model answer the notes do not support gets a plain warning, not "Not answered": its
+    words follow it, for the reader to judge."""
+    return f"⚠ {answer.refusal_text}" if answer.unsupported else render.refusal(answer.refusal_text)
 
 
 def _shows_text(answer: Answer) -> bool:

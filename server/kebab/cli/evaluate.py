@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
         if args.answers:
 
             async def ask(q: ev.Question) -> Answer:
-                return await workspace(q).ask(AskRequest(question=q.question))
+                # explain: the verdict on the model's own markers too (before attribution)
+                return await workspace(q).ask(AskRequest(question=q.question, explain=True))
 
             answer_rows, answer_summary = asyncio.run(ev.run_answers(questions, ask))
             rows += answer_rows
@@ -99,6 +100,10 @@ def _print_table(result: dict[str, Any], k: int) -> None:
             "refusal_rate_unanswerable",
             "cites_gold_rate",
             "key_fact_rate",
+            "grounded_correct_rate",
+            "strict_grounded_correct_rate",
+            "false_grounding_rate",
+            "strict_false_grounding_rate",
             "latency_ms_p50",
         ]
         print(f"\n{'answers':37} " + " ".join(f"{c[:14]:>14}" for c in cols))

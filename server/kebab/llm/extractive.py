@@ -275,33 +275,16 @@ class Extractive:
         return [_as_line(found[i][1]) for i in sorted(best)]
 
     def _cosines(self, question: str, found: list[tuple[Evidence, str]]) -> list[float]:
-        """Each unit's cosine to the question: stored unit vectors where the passage has them
-        (no embedding at answer time), the embedding model for the rest."""
+        """Each unit's cosine to the question (stored unit vectors, `unit_vectors`)."""
         if self._embedder is None:
             return [0.0] * len(found)
-        stored = (
-            self._stored.unit_vectors([ev.content_hash for ev, _ in found]) if self._stored else {}
-        )
         q = self._stored.embed_query(question) if self._stored else None
-        per_passage: dict[int, int] = {}
-        todo: list[int] = []
-        vecs: list[np.ndarray | None] = []
-        for i, (ev, _) in enumerate(found):
-            j = per_passage.get(ev.marker, 0)
-            per_passage[ev.marker] = j + 1
-            mat = stored.get(ev.content_hash)
-            vecs.append(mat[j] if mat is not None and j < len(mat) else None)
-            if vecs[-1] is None:
-                todo.append(i)
-        texts = [embedding_text(found[i][0].heading_path, found[i][1]) for i in todo]
+        vecs, extra = unit_vectors(
+            self._embedder, self._stored, found, [] if q is not None else [question]
+        )
         if q is None:
-            texts.insert(0, question)
-        embedded = self._embedder.embed(texts) if texts else np.zeros((0, 0))
-        if q is None:
-            q, embedded = embedded[0], embedded[1:]
-        for row, i in enumerate(todo):
-            vecs[i] = embedded[row]
-        return [float(v @ q) if v is not None else 0.0 for v in vecs]
+            q = extra[0]
+        return [float(v @ q) for v in vecs]
 
     def _scores(self, question: str, found: list[tuple[Evidence, str]]) -> list[float]:
         cos = self._cosines(question, found)
@@ -338,6 +321,33 @@ def _fit(shape: re.Pattern[str], unit: str) -> float:
     if shape is _COMMAND:
         return 0.5 if shape.search(unit) else 0.0
     return 1.0 if shape.search(unit) else 0.0
+
+
+def unit_vectors(
+    embedder: Embedder,
+    stored: StoredVectors | None,
+    found: list[tuple[Evidence, str]],
+    extra: list[str],
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Vectors of the evidence's units (`found`, in `units()` order per passage) and of `extra`
+    texts: stored unit vectors where the passage has them (no embedding at answer time), one
+    embedding batch for the rest and for `extra`."""
+    stored_rows = stored.unit_vectors([ev.content_hash for ev, _ in found]) if stored else {}
+    per_passage: dict[int, int] = {}
+    todo: list[int] = []
+    vecs: list[np.ndarray | None] = []
+    for i, (ev, _) in enumerate(found):
+        j = per_passage.get(ev.marker, 0)
+        per_passage[ev.marker] = j + 1
+        mat = stored_rows.get(ev.content_hash)
+        vecs.append(mat[j] if mat is not None and j < len(mat) else None)
+        if vecs[-1] is None:
+            todo.append(i)
+    texts = list(extra) + [embedding_text(found[i][0].heading_path, found[i][1]) for i in todo]
+    embedded = embedder.embed(texts) if texts else np.zeros((0, 0), dtype=np.float32)
+    for row, i in enumerate(todo):
+        vecs[i] = embedded[len(extra) + row]
+    return [v for v in vecs if v is not None], embedded[: len(extra)]
 
 
 def _complete(question: str, unit: str, context: str = "") -> bool:

@@ -138,7 +138,7 @@ class HttpChat:
     async def _pieces(self, response: httpx.Response) -> AsyncIterator[str]:
         """Text pieces from an SSE (OpenAI) or NDJSON (Ollama) body; bad lines are skipped.
 
-        A body that ends before its end marker (`data: [DONE]` or a `finish_reason`; Ollama's
+        A body that ends before its end marker (a `finish_reason`, then `data: [DONE]`; Ollama's
         `"done": true`) was cut, even when the connection closed cleanly.
         """
         finished = False
@@ -151,7 +151,15 @@ class HttpChat:
                     continue
                 line = line[5:].strip()
                 if line == "[DONE]":
-                    return
+                    if finished:
+                        return
+                    # llama.cpp's Python server ends an answer this way when a newer request
+                    # interrupts it: what arrived is a fragment, not the answer
+                    raise LLMError(
+                        f"the model server at {self.endpoint} ended the answer before the model "
+                        "finished it (no finish_reason before [DONE]; another request may have "
+                        "interrupted it); the answer was cut"
+                    )
             try:
                 event = json.loads(line)
             except ValueError:

@@ -3,7 +3,8 @@ topic, written from the workspace's own passages, every claim footnoted back to 
 
 Retrieval on the topic (deeper than for a question) and the same refusal gate, packing, the
 versioned `note-v1` prompt, one collected model call, markers validated as for answers (unknown
-ones are dropped and reported; a note that cites nothing is not written), then `[^kb-n]`
+ones are dropped and reported; a claim the model left unmarked is cited by kebab when a packed
+unit supports it, `rag.attribution`; a note that cites nothing is not written), then `[^kb-n]`
 footnotes rendered relative to the new note so that their links work from where it lands. With
 the extractive backend the note is a digest instead: a heading per source note and its key
 sentences, quoted and footnoted. The note never overwrites a file unless asked, and never lands
@@ -33,9 +34,18 @@ from kebab.llm import (
     complete,
     is_generative,
 )
-from kebab.model import AskRequest, GeneratedNote, Hit, ModelInfo, RefusalReason, Retrieval, Usage
+from kebab.model import (
+    AskRequest,
+    By,
+    GeneratedNote,
+    Hit,
+    ModelInfo,
+    RefusalReason,
+    Retrieval,
+    Usage,
+)
 from kebab.paths import resolve_inside
-from kebab.rag import citations, gate, pipeline, prompt
+from kebab.rag import attribution, citations, gate, pipeline, prompt
 from kebab.rag.gate import Prepared
 
 TEMPLATE = "note-v1"
@@ -144,6 +154,10 @@ async def generate(
     except LLMError as e:
         return _result(index, cfg, llm, np_, "", started, refusal="llm_error", error=str(e))
     text = _tidy(text, topic)
+    by: dict[int, By] = {}
+    if is_generative(llm) and cfg.rag.attribute_citations:  # claims the model left unmarked
+        att = attribution.attribute(text, p.evidence, index.embedder, index, topic)
+        text, by = att.text, att.by
     _, valid, unknown = citations.judge(text, len(p.evidence))
     if not valid or citations.self_declared_lack(text):
         return _result(
@@ -159,7 +173,7 @@ async def generate(
             "lack the evidence); nothing written",
         )
     text = _drop_markers(text, set(unknown))
-    result = _result(index, cfg, llm, np_, text, started, valid=valid, unknown=unknown)
+    result = _result(index, cfg, llm, np_, text, started, valid=valid, unknown=unknown, by=by)
     result.overwritten = np_.exists
     await asyncio.to_thread(_write, index.root / rel, result.markdown, overwrite)
     result.written = True
@@ -207,10 +221,14 @@ def _result(
     unknown: list[int] | None = None,
     refusal: RefusalReason | None = None,
     error: str | None = None,
+    by: dict[int, By] | None = None,
 ) -> GeneratedNote:
     p = np_.prepared
     by_marker = {ev.marker: ev for ev in p.evidence}
-    cites = [pipeline.citation(index, m, by_marker[m], p.hits[m - 1]) for m in valid or []]
+    cites = [
+        pipeline.citation(index, m, by_marker[m], p.hits[m - 1], (by or {}).get(m, "model"))
+        for m in valid or []
+    ]
     markdown = (
         footnotes.markdown(text, cites, note_path=np_.path, style=cfg.footnote_labels)
         if cites

@@ -29,6 +29,7 @@ from kebab.llm import Evidence, GenerateRequest, LanguageModel, is_generative
 from kebab.model import (
     Answer,
     AskRequest,
+    By,
     Citation,
     Conflict,
     EmbeddingInfo,
@@ -39,7 +40,7 @@ from kebab.model import (
     Usage,
     citation_range,
 )
-from kebab.rag import citations, conflicts, hyde, prompt, relevance
+from kebab.rag import attribution, conflicts, hyde, prompt, relevance
 from kebab.rag.gate import (
     Prepared,
     gate_cosines,
@@ -201,24 +202,38 @@ def finish(
 ) -> Answer:
     """Judge citations, render footnotes, hash and persist. Synchronous and quick."""
     req = p.request
-    grounded, valid, unknown = citations.judge(text, len(p.evidence))
+    said, answered = text, refusal is None  # the model's own text, before kebab's markers
+    verdict = attribution.judge(
+        req.question,
+        text,
+        p.evidence,
+        index,
+        generative=refusal is None and is_generative(llm) and cfg.rag.attribute_citations,
+    )
+    text, grounded, valid, unknown = verdict.text, verdict.grounded, verdict.valid, verdict.unknown
     if refusal is None and not grounded:
         refusal = "llm_self_judge"
     if refusal is not None:
         grounded = False
     by_marker = {ev.marker: ev for ev in p.evidence}
     hit_by_marker = {i + 1: h for i, h in enumerate(p.hits[: len(p.evidence)])}
-    cites = [citation(index, m, by_marker[m], hit_by_marker[m]) for m in valid]
+    cites = [
+        citation(index, m, by_marker[m], hit_by_marker[m], verdict.by.get(m, "model"))
+        for m in valid
+    ]
     candidates = (
         [citation(index, 0, None, h) for h in nearest(p)]
         if refusal in ("score_gate", "llm_self_judge")
         else []
     )
-    md = (
-        footnotes.markdown(text, cites, style=cfg.footnote_labels)
-        if grounded
-        else text.strip() + "\n"
-    )
+    unsupported = verdict.unsupported if refusal == "llm_self_judge" else []
+    why = attribution.refusal_words(req.question, verdict) if refusal == "llm_self_judge" else None
+    if grounded:
+        md = footnotes.markdown(text, cites, style=cfg.footnote_labels)
+    elif unsupported and why:  # the model's words, never passed off as the notes'
+        md = f"> ⚠ {why}\n\n{text.strip()}\n"
+    else:
+        md = text.strip() + "\n"
     completion = tokens.count(text)
     embedder = index.embedder
     # The server owns thread ids: a question asked without one starts a thread of its own.
@@ -258,7 +273,8 @@ def finish(
         conflicts=p.conflicts,
         error=error,
         conversation=conversation,
-        refusal_text=refusal_words(
+        refusal_text=why
+        or refusal_words(
             req.question,
             refusal,
             unknown_words if isinstance(unknown_words, list) else [],
@@ -266,6 +282,7 @@ def finish(
         )
         if refusal is not None
         else None,
+        unsupported=unsupported,
     )
     if unknown and error is None:
         answer.error = f"the answer cites passages that were not given: {unknown}"
@@ -280,6 +297,12 @@ def finish(
                 **_extras_on(cfg, llm),
                 "ms": p.extras_ms,
                 "relevance_scores": p.extra.get("relevance"),
+            },
+            # the verdict on the model's own markers alone, before kebab attributed anything
+            "model_citations": {
+                "text": said,
+                "markers": verdict.model_markers,
+                "grounded": verdict.by_markers and answered,
             },
             "hits": [
                 {
@@ -341,8 +364,11 @@ def result_hash(answer: Answer, cfg: Config, req: AskRequest) -> str:
     ).hexdigest()
 
 
-def citation(index: Index, marker: int, ev: Evidence | None, hit: Hit) -> Citation:
-    """The citation of `hit`, packed as `ev` under `marker` (0 and None: a nearest passage)."""
+def citation(
+    index: Index, marker: int, ev: Evidence | None, hit: Hit, by: By | None = None
+) -> Citation:
+    """The citation of `hit`, packed as `ev` under `marker` (0 and None: a nearest passage),
+    placed `by` the model or by kebab."""
     path = index.root / hit.path
     return Citation(
         marker=marker,
@@ -356,6 +382,7 @@ def citation(index: Index, marker: int, ev: Evidence | None, hit: Hit) -> Citati
         text=ev.text if ev is not None else hit.text,
         start_line=hit.start_line,
         end_line=hit.end_line,
+        by=by,
     )
 
 

@@ -1,0 +1,1 @@
+"""The real model-server tier (a package, so its conftest never shadows tests/conftest.py)."""
