@@ -198,9 +198,7 @@ describe("the panel", () => {
       answer: "Daily snapshots are kept for 20 days.", unsupported: ["20", "Daily snapshots are kept for 20 days."],
       refusal_text: "The notes do not support this answer. No passage holds: 20.",
     }));
-    assert.match(md, /^> ⚠ The notes do not support this answer\. No passage holds: 20\.
-
-Daily snapshots are kept for 20 days\./);
+    assert.match(md, /^> ⚠ The notes do not support this answer\. No passage holds: 20\.\n\nDaily snapshots are kept for 20 days\./);
     assert.doesNotMatch(md, /Not answered/);
   });
 
