@@ -341,9 +341,6 @@ describe("kebab serve", () => {
       settings = {
         ...settings, "llm.backend": "openai", "llm.endpoint": llm.endpoint, "llm.model": "scripted",
         "llm.apiKeyEnv": "FAKE_LLM_KEY",
-        // the scripted answers' markers are taken as given (kebab's own attribution of a
-        // model's unmarked or misplaced markers is tested in tests/test_attribution.py)
-        "rag.attribute_citations": false,
       };
       await rpc.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
       const deadline = Date.now() + 30_000;
