@@ -37,6 +37,8 @@ export class ScriptedModel {
           res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: piece } }] })}\n\n`);
           await new Promise((r) => setTimeout(r, m.delay));
         }
+        // as OpenAI-compatible servers end an answer: a last chunk saying why, then [DONE]
+        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
         res.end("data: [DONE]\n\n");
       });
     });

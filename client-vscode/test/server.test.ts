@@ -354,11 +354,12 @@ describe("kebab serve", () => {
     after(() => llm?.close());
 
     it("streams the model's pieces as reports, in order, and they concatenate to the answer", async () => {
-      llm.script(["The nightly backup ", "runs at **02:30** ", "[#1]. Daily snapshots ", "are kept ", "for 7 days [#1]."], 120);
+      // markers on the passages that hold each value (#1 retention, #3 schedule): kebab keeps them
+      llm.script(["The nightly backup ", "runs at **02:30** ", "[#3]. Daily snapshots ", "are kept ", "for 7 days [#1]."], 120);
       const events: StreamEvent[] = [];
       const asked = await ask(rpc, { question: BACKUP_Q }, (e) => events.push(e)).result;
       const a = asked.answer;
-      assert.equal(a.answer, "The nightly backup runs at **02:30** [#1]. Daily snapshots are kept for 7 days [#1].");
+      assert.equal(a.answer, "The nightly backup runs at **02:30** [#3]. Daily snapshots are kept for 7 days [#1].");
       assert.equal(a.grounded, true);
       assert.equal(a.model.backend, "openai");
       assert.ok(asked.reports >= 3, `only ${asked.reports} reports`);
