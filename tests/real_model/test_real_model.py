@@ -87,7 +87,9 @@ def test_ask_streams_the_0230_answer_grounded_and_citing_the_backup_note(
     said, _, sources = run.stdout.partition("\nSources:\n")
     assert "02:30" in said
     assert "Not answered" not in run.stdout and "⚠" not in run.stdout
-    assert sources.lstrip().startswith("[#") and "ops/backup.md" in sources.split("\n")[0]
+    # sources numbered as the editors number them ([1]), kebab's attribution said in words
+    first = sources.strip().split("\n")[0]
+    assert first.startswith("[1] ops/backup.md:") and "(cited by kebab)" in first
 
 
 def test_ask_json_is_answer_v1_with_kebabs_citation_marked(
