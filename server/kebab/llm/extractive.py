@@ -245,7 +245,7 @@ class Extractive:
         words, light verbs, verbs after their subject, adverbs: `is_phrasing`) and values."""
         subject: list[tuple[frozenset[str], bool]] = []
         for w in dict.fromkeys(_LATIN_WORD.findall(question)):
-            if is_phrasing(w, question) or _VALUE.fullmatch(w):
+            if is_phrasing(w, question):
                 continue
             terms = frozenset(
                 t
