@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import pty
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -319,13 +321,35 @@ def _generate(root: Path, n: int, rng: random.Random, version: int = 0) -> None:
         (root / f"group{i % 7}" / f"note {i:03}.md").write_text(text, encoding="utf-8")
 
 
-def _kebab_index(root: Path, index_dir: Path) -> subprocess.Popen[bytes]:
+def _index_killed_at(root: Path, index_dir: Path, nth: int) -> int:
+    """Run `kebab index` and SIGKILL it on its `nth` progress report that is not its last
+    (the progress bar it draws on a terminal, read through a pty): the kill lands mid-run on
+    an event, however fast the machine. Returns the exit code; 0 when the run ended first."""
     code = "import sys; from kebab.cli import main; sys.exit(main())"
-    return subprocess.Popen(
-        [sys.executable, "-c", code, "index", str(root), "--index-dir", str(index_dir), "--json"],
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "index", str(root), "--index-dir", str(index_dir)],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=slave,
     )
+    os.close(slave)
+    buffer = ""
+    try:
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the pty closes when the process exits
+                break
+            if not chunk:
+                break
+            buffer += chunk.decode("utf-8", "replace")
+            reports = re.findall(r"\] (\d+)/(\d+)", buffer)
+            if sum(int(done) < int(total) for done, total in reports) > nth:
+                proc.send_signal(signal.SIGKILL)
+                break
+    finally:
+        os.close(master)
+    return proc.wait(timeout=30)
 
 
 def _chunk_ids(ws: Workspace) -> set[str]:
@@ -343,15 +367,13 @@ def test_an_index_killed_while_indexing_opens_cleanly_and_catches_up(
     rng = random.Random(seed)
     _generate(notes, 200, rng)
     killed_dir = tmp_path / "killed-index"
-    delays, exits = [], []
+    kill_points, exits = [], []
     for round_ in range(3):
-        # the first kill lands before a full run could end (start-up alone takes longer)
-        delay = rng.uniform(0.2, 1.0 if round_ == 0 else 2.0)
-        delays.append(round(delay, 2))
-        proc = _kebab_index(notes, killed_dir)
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        exits.append(proc.wait(timeout=30))
+        # the first run is killed mid-embedding (200 notes, 64 passages a batch); the later
+        # ones have little left to do and may end before their chosen report
+        nth = 0 if round_ == 0 else rng.randrange(3)
+        kill_points.append(nth)
+        exits.append(_index_killed_at(notes, killed_dir, nth))
         # the notes keep changing between runs: edits, a deletion, a new note
         for i in range(round_, 200, 40):
             (notes / f"group{i % 7}" / f"note {i:03}.md").write_text(
@@ -359,7 +381,7 @@ def test_an_index_killed_while_indexing_opens_cleanly_and_catches_up(
             )
         (notes / f"group{(round_ + 1) % 7}" / f"note {round_ + 1:03}.md").unlink(missing_ok=True)
         (notes / f"new-{round_}.md").write_text(f"# New {round_}\n\nneedle fresh{round_}\n")
-    context = f"seed={seed} kill delays={delays} exit codes={exits}"
+    context = f"seed={seed} killed at reports={kill_points} exit codes={exits}"
     assert exits[0] == -signal.SIGKILL, context
 
     ws = open_workspace(notes, index_dir=killed_dir)
