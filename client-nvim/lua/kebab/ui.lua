@@ -513,6 +513,16 @@ local function list_sources(out, links, citations, labels, root)
   end
 end
 
+-- a refusal's or an unsupported answer's nearest passages, so the reader still sees where to look
+local function nearest_passages(out, links, r, root)
+  if r.candidates and #r.candidates > 0 then
+    out[#out + 1] = ""
+    out[#out + 1] = "## Nearest passages"
+    out[#out + 1] = ""
+    list_sources(out, links, r.candidates, nil, root)
+  end
+end
+
 local function elapsed(state)
   return ("%.1f s"):format((vim.uv.hrtime() - state.started) / 1e9)
 end
@@ -606,12 +616,7 @@ function M.answer_view(state)
       out[#out + 1] = "⚠ " .. M.refusal_words(r)
       out[#out + 1] = ""
       append(out, r.answer or "")
-      if r.candidates and #r.candidates > 0 then
-        out[#out + 1] = ""
-        out[#out + 1] = "## Nearest passages"
-        out[#out + 1] = ""
-        list_sources(out, links, r.candidates, nil, state.root)
-      end
+      nearest_passages(out, links, r, state.root)
       footer = state.inserting and "not supported by the notes · nothing inserted · q close"
         or "not supported by the notes · q close"
     else
@@ -620,12 +625,7 @@ function M.answer_view(state)
         out[#out + 1] = ""
         out[#out + 1] = "Error: " .. r.error
       end
-      if r.candidates and #r.candidates > 0 then
-        out[#out + 1] = ""
-        out[#out + 1] = "## Nearest passages"
-        out[#out + 1] = ""
-        list_sources(out, links, r.candidates, nil, state.root)
-      end
+      nearest_passages(out, links, r, state.root)
       footer = state.inserting and "not answered · nothing inserted · q close"
         or "not answered · q close"
     end
