@@ -77,6 +77,14 @@ NOTES = {
         "`TestClient(app)` calls the app without a server; `response.status_code` and "
         "`response.json()` are what the tests check on the responses.\n"
     ),
+    "python/editable-install.md": (
+        "# Working on a package locally\n\n"
+        "Install it in editable mode with its test extras, from its folder:\n\n"
+        "    cd my-package\n"
+        "    pip install -e '.[test]'\n"
+        "    pytest\n\n"
+        "Edits to the source then take effect without installing it again.\n"
+    ),
     "ops/restic.md": (
         "# Backing up with restic\n\n"
         "The nightly backup is one shell script run by cron. It keeps daily, weekly and monthly "
@@ -148,6 +156,18 @@ async def test_a_long_block_is_quoted_by_its_first_line_and_the_lines_asked_for(
     assert "--keep-weekly 4" in text
     assert text.count("```") == 2 and "```bash\n#!/usr/bin/env bash\n...\n" in text
     assert "du -sh ~/projects" not in text  # 21 lines: not quoted whole
+
+
+async def test_an_indented_code_block_is_quoted_as_a_block_too(notes_ws: Workspace) -> None:
+    """Four spaces after a blank line is a code block in CommonMark, and older notes write shell
+    sessions this way: quoted as a block under its lead-in, not as one sentence."""
+    answer = await ask(notes_ws, "how do I install my package so edits apply without reinstalling?")
+    assert answer.grounded, answer.answer
+    assert [c.path for c in answer.citations] == ["python/editable-install.md"]
+    assert (
+        "from its folder: [#1]\n```\ncd my-package\npip install -e '.[test]'\npytest\n```"
+        in answer.answer
+    )
 
 
 # words as words -------------------------------------------------------------------------------

@@ -35,6 +35,25 @@ def test_a_code_block_is_one_unit_with_the_line_that_introduces_it() -> None:
     assert units(text) == ["Completed twice:\n```text\n- [x] walk the dog\n  - again\n```"]
 
 
+def test_an_indented_code_block_is_a_block_and_a_list_items_indented_paragraph_is_not() -> None:
+    """CommonMark's other code block: four spaces after a blank line. Personal notes write
+    shell sessions this way; read as prose, `$ pip install` and its output became sentences."""
+    text = (
+        "Install it like this:\n\n    $ pip install -e '.[test]'\n    Successfully installed\n\n"
+        "    $ pytest\n\nThen it works. Lock it down with this line:\n\n    AllowUsers *@100.64.0.0/10"
+        "\n\n- one step\n\n    still the step, not code\n"
+    )
+    assert units(text) == [
+        "Install it like this:\n```\n$ pip install -e '.[test]'\nSuccessfully installed\n\n"
+        "$ pytest\n```",
+        "Then it works.",
+        # one word and an address: a shape alone, but the sentence before says it is the point
+        "Lock it down with this line:\n```\nAllowUsers *@100.64.0.0/10\n```",
+        "- one step",
+        "still the step, not code",
+    ]
+
+
 def test_a_block_that_only_gives_a_file_its_shape_is_not_a_unit() -> None:
     text = (
         "Runs nightly.\n\n```ini\n[Timer]\nOnCalendar=*-*-* 02:30:00\n```\n\n"

@@ -13,6 +13,10 @@ from __future__ import annotations
 import re
 import textwrap
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 _LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
 _QUOTE = re.compile(r"^(>\s*)+")
@@ -41,7 +45,7 @@ EMBEDDED_CHARS = 1500  # of one unit
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
-VERSION = "units-7"
+VERSION = "units-8"
 # kebab's own answers in a note, known by their footnotes: a definition whose link title holds
 # the cited passage's hash (`[^kb-1]: [T](x.md#t "kb:1a2b") L3–L9`), and references to
 # `[^kb-n]` labels or to a label such a definition names (`footnote_labels = "numeric"`).
@@ -68,8 +72,20 @@ def units(text: str) -> list[str]:
             para.clear()
 
     fence: list[str] | None = None  # the open code block: its opening line, then its lines
-    for raw in _INCLUDE.sub("", _HTML_COMMENT.sub("", text)).split("\n"):
+    lines = _INCLUDE.sub("", _HTML_COMMENT.sub("", text)).split("\n")
+    indented = _indented_code(lines)
+    for i, raw in enumerate(lines):
         line = _CALLOUT.sub("", _QUOTE.sub("", raw.strip())).strip()
+        if i in indented:  # an indented code block reads as a fenced one
+            if fence is None:
+                flush()
+                fence = [FENCE]
+            fence.append(raw)
+            if i + 1 not in indented:
+                if _worth_quoting(fence, out):
+                    out.append(_block(fence))
+                fence = None
+            continue
         if _FENCE.match(line):
             flush()
             if fence is None:
@@ -77,8 +93,7 @@ def units(text: str) -> list[str]:
             else:
                 # A code block is one unit, quoted whole as a block: a file or a script read
                 # one line at a time is unreadable, and the line that matters loses its place.
-                # A block that only gives a file its shape (`}`, `[Timer]`) says nothing.
-                if any(_says(ln.strip()) for ln in fence[1:]):
+                if _worth_quoting(fence, out):
                     out.append(_block(fence))
                 fence = None
             continue
@@ -104,7 +119,7 @@ def units(text: str) -> list[str]:
             flush()
         para.append(line)
     flush()
-    if fence is not None and any(_says(ln.strip()) for ln in fence[1:]):
+    if fence is not None and _worth_quoting(fence, out):
         out.append(_block(fence))  # a block left open at the passage's end
     # A lead-in ending in ':' takes what it introduces: the next unit, or a whole short list
     # ("allowed characters: a-z; 0-9; _; -"), so the quote holds the answer and not its preface.
@@ -129,6 +144,32 @@ def units(text: str) -> list[str]:
 
 
 FENCE = "```"
+_MAYBE_INDENTED_CODE = re.compile(r"(^|\n)[ \t]*\n( {4}|\t)[ \t]*\S")
+
+
+@lru_cache(maxsize=1)
+def _commonmark() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+def _indented_code(lines: list[str]) -> set[int]:
+    """The lines of CommonMark indented code blocks (four spaces after a blank line, outside a
+    list): personal notes write shell sessions this way, and read as prose they are quoted one
+    sentence at a time. The parser decides (a list item's indented paragraph is not code), and
+    only runs on a passage that might hold one."""
+    text = "\n".join(lines)
+    if not _MAYBE_INDENTED_CODE.search("\n" + text):
+        return set()
+    found: set[int] = set()
+    for token in _commonmark().parse(text):
+        if token.type == "code_block" and token.map:
+            start, end = token.map
+            while end > start and not lines[end - 1].strip():
+                end -= 1  # the block's trailing blank lines are not code
+            found.update(range(start, end))
+    return found
 
 
 def is_block(unit: str) -> bool:
@@ -150,6 +191,14 @@ def _block(fence: list[str]) -> str:
     lang = _FENCE.sub("", fence[0]).strip()
     body = textwrap.dedent("\n".join(ln.rstrip() for ln in fence[1:])).strip("\n")
     return f"{FENCE}{lang}\n{body}\n{FENCE}"
+
+
+def _worth_quoting(fence: list[str], before: list[str]) -> bool:
+    """A block that only gives a file its shape (`}`, `[Timer]`) says nothing; one a sentence
+    introduces ("adding the following line:" `AllowUsers *@100.64.0.0/10`) is what it is about."""
+    return any(_says(ln.strip()) for ln in fence[1:]) or bool(
+        before and _introduces(before[-1]) and any(ln.strip() for ln in fence[1:])
+    )
 
 
 def _introduces(unit: str) -> bool:
