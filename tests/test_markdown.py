@@ -174,6 +174,26 @@ def test_fenced_code_is_never_split() -> None:
     assert code in holding[0].text
 
 
+def test_a_code_block_stays_with_the_paragraph_that_introduces_it() -> None:
+    """Cut at a token target, a section must not end on "run the commands below." and start
+    the next passage with the commands: neither passage then says what the block is for."""
+    filler = "\n\n".join(f"Background {i}: " + "some context words here " * 10 for i in range(3))
+    lead = "If the iOS build keeps failing, run these from the project root:"
+    code = "```shell\n$ flutter clean\n$ pod cache clean --all\n$ pod install\n```"
+    text = f"# Upgrade\n\n{filler}\n\n{lead}\n\n{code}\n\n    $ flutter run\n"
+    note = markdown.parse("n.md", text, target_tokens=155, max_tokens=160)
+    assert len(note.chunks) > 1
+    [holding] = [c for c in note.chunks if "pod install" in c.text]
+    assert holding.text.startswith(lead) and code in holding.text
+    # an indented code block too
+    code = "    $ flutter clean\n    $ pod cache clean --all\n    $ pod install"
+    indented = f"# Upgrade\n\n{filler}\n\n{lead}\n\n{code}\n"
+    note = markdown.parse("n.md", indented, target_tokens=155, max_tokens=160)
+    assert len(note.chunks) > 1
+    [holding] = [c for c in note.chunks if "pod install" in c.text]
+    assert holding.text == f"{lead}\n\n{code}"
+
+
 # lines and spans ----------------------------------------------------------------------------
 
 

@@ -57,6 +57,7 @@ class _Block:
     end: int  # 0-based line, exclusive
     heading_level: int = 0
     heading_text: str = ""
+    kind: str = ""  # the parser's token type: "paragraph_open", "fence", "code_block", ...
 
 
 @dataclass
@@ -90,7 +91,7 @@ def parse(path: str, text: str, target_tokens: int = 320, max_tokens: int = 640)
             raw = _heading_source(lines[start:end], tok.markup)
             blocks.append(_Block(start, end, int(tok.tag[1:]), raw))
         else:
-            blocks.append(_Block(start, end))
+            blocks.append(_Block(start, end, kind=tok.type))
 
     title = _first_str(meta.get("title")) or _first_h1(blocks) or _stem(path)
     tags = _dedupe([t.lower() for t in _str_list(meta.get("tags"))] + inline_tags(text))
@@ -182,6 +183,9 @@ def _chunk(
     return chunks
 
 
+_CODE = frozenset({"fence", "code_block"})
+
+
 def _split(
     lines: list[str], blocks: list[_Block], first: int, last: int, target: int, hard_max: int
 ) -> list[tuple[int, int]]:
@@ -193,8 +197,14 @@ def _split(
     start, acc = first, 0
     for j, block in enumerate(blocks):
         if acc and acc + sizes[j] > target and block.start > start:
-            spans.append((start, block.start))
-            start, acc = block.start, 0
+            cut = j
+            # A code block stays with the paragraph just before it, which says what it is for
+            # ("run the following from the project root:"): cut before both.
+            if block.kind in _CODE and j and blocks[j - 1].kind == "paragraph_open":
+                cut = j - 1 if blocks[j - 1].start > start else j
+            spans.append((start, blocks[cut].start))
+            start = blocks[cut].start
+            acc = sum(sizes[cut:j])
         acc += sizes[j]
     spans.append((start, last))
     return spans

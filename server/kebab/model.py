@@ -15,7 +15,7 @@ By = Literal["model", "kebab"]  # who placed a citation's marker
 RefusalReason = Literal["no_chunks", "score_gate", "llm_self_judge", "cancelled", "llm_error"]
 
 PARSER_VERSION = "md-1"
-CHUNKER_VERSION = "chunk-3"
+CHUNKER_VERSION = "chunk-4"
 INDEX_VERSION = "idx-4"  # idx-4: kebab's own answers are not indexed
 
 
