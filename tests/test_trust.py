@@ -9,11 +9,14 @@ is refused with the nearest passages shown.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from conftest import MakeWorkspace
+from kebab.llm import Evidence
+from kebab.llm.extractive import Extractive
 from kebab.workspace import Workspace
 from llm_server import ask
 
@@ -196,6 +199,13 @@ async def test_a_mood_word_is_never_named_as_what_the_notes_lack(notes_ws: Works
     assert "weird" not in why and "annoying" not in why
 
 
+async def test_a_word_before_a_full_stop_is_named_without_it(notes_ws: Workspace) -> None:
+    answer = await ask(notes_ws, "I finally set up Grafana. How do I add a panel to a dashboard?")
+    assert not answer.grounded
+    # the name the notes lack, not how the question was put ("finally", "add")
+    assert answer.refusal_text == "The notes never mention: Grafana."
+
+
 async def test_a_name_in_a_korean_question_is_checked_like_one_in_english(
     notes_ws: Workspace,
 ) -> None:
@@ -235,3 +245,52 @@ async def test_a_question_on_the_notes_subject_in_other_words_is_still_answered(
     assert answer.grounded, (answer.answer, answer.refusal_text)
     assert [c.path for c in answer.citations] == ["browser/clear-cache.md"]
     assert "Empty Cache and Hard Reload" in answer.answer
+
+
+# the asker's language ---------------------------------------------------------------------------
+
+
+_WIFI_EN = (
+    "# nmcli device wifi\n\n"
+    "- Connect to a Wi-Fi network with a given SSID (asks for the password):\n\n"
+    "`nmcli --ask device wifi connect {{ssid}}`\n\n"
+    "- Show the password and QR code of the current Wi-Fi network:\n\n"
+    "`nmcli device wifi show-password`\n"
+)
+_WIFI_KO = (
+    "# nmcli device wifi\n\n"
+    "- 지정된 SSID의 Wi-Fi 네트워크에 연결 (비밀번호 입력 요청이 표시됨):\n\n"
+    "`nmcli --ask device wifi connect {{ssid}}`\n\n"
+    "- 현재 Wi-Fi 네트워크의 비밀번호와 QR 코드를 출력:\n\n"
+    "`nmcli device wifi show-password`\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "path"),
+    [
+        (
+            "A friend is asking for the wifi password. Can nmcli show me the password of the "
+            "network I'm on, maybe as a QR code?",
+            "en/wifi.md",
+        ),
+        ("nmcli로 지금 연결된 와이파이 비밀번호를 QR 코드로 보려면?", "ko/wifi.md"),
+    ],
+)
+def test_a_question_is_answered_from_the_note_in_its_own_language(
+    embedder: object, question: str, path: str
+) -> None:
+    """tldr keeps each page in several languages, and a bilingual vault keeps both: the same
+    commands sit in an English and a Korean note, found equally sure, and the asker reads the
+    one in their language, whichever search listed first. (The Korean line that connects
+    "asks for the password" read closest to the English question before.)"""
+    texts = {"en": _WIFI_EN, "ko": _WIFI_KO}
+    for first, second in (("en", "ko"), ("ko", "en")):
+        evidence = [
+            Evidence(n, f"{lang}/wifi.md", ["nmcli device wifi"], 1, 9, texts[lang], "", 0.8)
+            for n, lang in enumerate((first, second), 1)
+        ]
+        answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
+        assert "`nmcli device wifi show-password`" in answer
+        markers = {int(m) for m in re.findall(r"\[#(\d)\]", answer)}
+        assert [evidence[m - 1].path for m in markers] == [path], answer

@@ -52,7 +52,8 @@ from kebab.text import (
 )
 
 __all__ = ["Index", "Progress", "embedding_text", "versions"]
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+#-]*")  # a question's word, as a person wrote it
+# a question's word, as a person wrote it (`app.asar`, `C++`; not the sentence's full stop)
+_WORD = re.compile(r"[A-Za-z](?:[A-Za-z0-9_+#-]|\.(?=[A-Za-z0-9]))*")
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)

@@ -59,6 +59,12 @@ MIN_SUPPORT = {"use-multilingual-v3": 0.30}
 # 0.66 / 0.67, key facts 0.40 / 0.42, vs 0.60 / 0.37 at 0.15); 0.3 still lets a sentence that
 # holds the asked-for thing in the second passage beat the first passage's intro.
 PRIOR = 0.3
+# A unit's score in a passage in the other script than the question's, for ordering only: a
+# translation scores within a few hundredths of its original (the embedding model is
+# multilingual), so this prefers the asker's language between the two and decides nothing else
+# (0.9, search's factor, quoted the wrong Korean page over the right English one for
+# Korean questions on tldr).
+TRANSLATION = 0.97
 
 
 class StoredVectors(Protocol):
@@ -165,14 +171,24 @@ class Extractive:
             return refusal
         asked = f"{question}\n{follows}" if follows else question
         scores = self._scores(asked, found)
-        order = sorted(range(len(found)), key=lambda i: (-scores[i], found[i][0].marker, i))
+        # A passage in the question's script is quoted before a translation of it (tldr keeps
+        # each page in several languages; a bilingual vault keeps both); a passage of code alone
+        # is in no language.
+        korean = is_korean(question)
+        mine = {ev.marker: is_korean(ev.text) == korean for ev in content}
+        prose = {ev.marker for ev, u in found if not is_block(u)}
+        weight = [
+            1.0 if mine[ev.marker] or ev.marker not in prose else TRANSLATION for ev, _ in found
+        ]
+        order = sorted(
+            range(len(found)), key=lambda i: (-scores[i] * weight[i], found[i][0].marker, i)
+        )
         # Only a unit that carries the question's subject may answer it: a note that shares a
         # word or a tool with the question but is about another thing is not quoted. A
         # follow-up given the question it `follows` left its subject out ("which systemd unit
         # starts it?"): the thread fills it in.
         subject = self._subject(asked)
         if subject:
-            korean = is_korean(question)
             # A question of two parts asks two sections of one note ("when does the backup
             # run, and how long are snapshots kept?"): a passage is judged with the other
             # passages of its note that were found.

@@ -225,7 +225,13 @@ def refusal_words(
     code in `refusal_reason` is for tools. In the question's language."""
     ko = is_korean(question)
     if reason == "score_gate" and unknown:
-        words = ", ".join(unknown)
+        # The names say what the notes lack ("Grafana"); how the asker put it ("finally",
+        # "add") only when nothing else is missing.
+        words = ", ".join(
+            [w for w in unknown if is_name(w, question)]
+            or [w for w in unknown if not is_phrasing(w, question)]
+            or unknown
+        )
         return f"노트에 나오지 않는 말: {words}." if ko else f"The notes never mention: {words}."
     if reason == "llm_error":
         detail = error or ("알 수 없는 오류" if ko else "unknown error")
