@@ -94,6 +94,7 @@ def test_an_indexer_killed_25_times_while_notes_change_loses_nothing(
     def context() -> str:
         return f"seed={SEED} kills={kills} finished={finished} delays={delays}"
 
+    span = 1.2  # the longest delay before a kill, seconds
     started = time.monotonic()
     while kills < KILLS:
         rounds += 1
@@ -105,8 +106,11 @@ def test_an_indexer_killed_25_times_while_notes_change_loses_nothing(
             stderr=subprocess.PIPE,
         )
         # A run here: ~0.3 s start-up, the notes' commit soon after, then the model and the
-        # embedding batches (~1.5 s in all): half the kills aim at the first part.
-        delay = rng.uniform(0.05, 0.45) if rng.random() < 0.5 else rng.uniform(0.45, 1.2)
+        # embedding batches (~1.5 s in all): half the kills aim at the first part. A faster
+        # machine ends its runs sooner: a run that ends before its kill shortens the span the
+        # next delays are drawn from, so the kills keep landing inside runs.
+        early = span * 0.375
+        delay = rng.uniform(0.05, early) if rng.random() < 0.5 else rng.uniform(early, span)
         delays.append(round(delay, 2))
         time.sleep(delay)
         killed = proc.poll() is None
@@ -115,6 +119,7 @@ def test_an_indexer_killed_25_times_while_notes_change_loses_nothing(
             kills += 1
         else:
             finished += 1
+            span = max(0.15, delay * 0.9)
             assert proc.returncode == 0, (SEED, proc.stderr.read() if proc.stderr else "")
         proc.wait(timeout=30)
         if proc.stderr is not None:
@@ -149,10 +154,20 @@ def test_an_indexer_killed_25_times_while_notes_change_loses_nothing(
             assert chunk_ids(ws) == chunk_ids(clean), context
             assert ws.status()["vectors"] == clean.status()["vectors"] == fresh.chunks, context
             assert ws.status()["pending_vectors"] == 0, context
-            queries = ["kestrel osprey", *(f"mark{i}v0" for i in sorted(alive)[:3]), "mark42v0"]
+            # Words only one note holds have one winner; the kestrel notes are near-ties under
+            # BM25 (saturation, length), which an index updated in place may order otherwise
+            # (Tantivy counts deleted documents until it merges): the same notes, in any order.
+            # (One such flip in five runs, before.)
+            queries = [*(f"mark{i}v0" for i in sorted(alive)[:3]), "mark42v0"]
             for query in queries:
                 for mode in ("lexical", "hybrid"):
                     assert top(ws, query, mode) == top(clean, query, mode), (query, mode, context)
+            kestrels = sum("kestrel" in p.read_text() for p in root.rglob("*.md"))
+            got, want = (
+                {h.path for h in w.search("kestrel", k=kestrels + 5, mode="lexical")}
+                for w in (ws, clean)
+            )
+            assert len(got) == kestrels and got == want, context
     print(
         f"\nkill test: {kills} SIGKILLs ({finished} runs finished first) over {rounds} rounds in "
         f"{killing:.0f} s; {opened} reopenings all searched; catch-up == clean rebuild "
