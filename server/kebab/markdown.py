@@ -1,8 +1,10 @@
 """Markdown → a note's metadata and its chunks, with heading paths and 1-based line spans.
 
 A real CommonMark parser (markdown-it-py) finds the blocks, so a `#` inside a fence is never a
-heading and setext headings count. A heading always starts a chunk (unless its section has no body of its own); a long section splits at block
-boundaries (paragraphs, lists, quotes) near a token target; fenced code and tables are never split.
+heading and setext headings count. A heading always starts a chunk (unless its section has no
+body of its own); a long section splits at block boundaries (paragraphs, lists, quotes) near a
+token target; code blocks and tables are never split, and a code block stays with the paragraph
+just before it, which says what it is for.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ vectors stored with the index, or the index's embedding model when a passage has
 question's terms, and by whether they hold the kind of thing asked for (a number for "which port",
 a flag for "which option", a command for "how do I"). Extra units come from the best unit's own
 passage, so an answer does not splice sentences from unrelated notes. Index notes (lists of
-links) are never quoted; a code block is quoted as a fenced block under the line introducing it.
+links) are never quoted; a code block is quoted as a fenced block under the line introducing it;
+between a passage and its translation, the one in the question's language is quoted.
 It refuses, in the question's language, when the evidence lacks the question's key terms (names,
 numbers, identifiers, quoted words), when no passage holds the question's subject (`_subject`,
 `SUBJECT_SHARE`), or when its best unit is too weak for the embedding model it was measured with:
