@@ -144,7 +144,7 @@ def units(text: str) -> list[str]:
 
 
 FENCE = "```"
-_MAYBE_INDENTED_CODE = re.compile(r"(^|\n)[ \t]*\n( {4}|\t)[ \t]*\S")
+_MAYBE_INDENTED_CODE = re.compile(r"\n[ \t]*\n( {4}|\t)[ \t]*\S")  # a blank line, then 4 spaces
 
 
 @lru_cache(maxsize=1)
@@ -160,7 +160,7 @@ def _indented_code(lines: list[str]) -> set[int]:
     sentence at a time. The parser decides (a list item's indented paragraph is not code), and
     only runs on a passage that might hold one."""
     text = "\n".join(lines)
-    if not _MAYBE_INDENTED_CODE.search("\n" + text):
+    if not _MAYBE_INDENTED_CODE.search("\n\n" + text):  # the passage may start with one
         return set()
     found: set[int] = set()
     for token in _commonmark().parse(text):
