@@ -52,6 +52,11 @@ def test_an_indented_code_block_is_a_block_and_a_list_items_indented_paragraph_i
         "- one step",
         "still the step, not code",
     ]
+    # a passage (a section cut at a token target) may begin with one
+    assert units("    $ make build\n    $ make test\n\nDone.") == [
+        "```\n$ make build\n$ make test\n```",
+        "Done.",
+    ]
 
 
 def test_a_block_that_only_gives_a_file_its_shape_is_not_a_unit() -> None:
