@@ -294,3 +294,19 @@ def test_a_question_is_answered_from_the_note_in_its_own_language(
         assert "`nmcli device wifi show-password`" in answer
         markers = {int(m) for m in re.findall(r"\[#(\d)\]", answer)}
         assert [evidence[m - 1].path for m in markers] == [path], answer
+
+
+def test_a_long_table_in_a_block_is_quoted_around_the_row_asked_for(embedder: object) -> None:
+    """ "16 GB" asked finds the `16GB` row, the 13th of a 20-row table: a number and its unit are
+    read apart on both sides, and the rows far from it are left out."""
+    sizes = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 24, 32, 48, 64, 128, 256, 512]
+    rows = [f"{ram:>5}GB {max(1, ram // 4):>8}GB" for ram in sizes]
+    text = "# Swap\n\nThe recommended swap size:\n\n```text\n  RAM      swap\n"
+    text += "\n".join(rows) + "\n```\n"
+    evidence = [Evidence(1, "linux/swap.md", ["Swap"], 1, 40, text, "", 0.8)]
+    answer = Extractive(embedder).answer(  # type: ignore[arg-type]
+        "How much swap for a machine with 16 GB of RAM?", evidence
+    )
+    quoted = [line.split() for line in answer.splitlines()]
+    assert ["16GB", "4GB"] in quoted and "...\n```" in answer, answer
+    assert ["1GB", "1GB"] not in quoted and ["512GB", "128GB"] not in quoted, answer

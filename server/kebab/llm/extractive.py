@@ -512,12 +512,13 @@ def _block_lines(code: list[str], question: str) -> list[str]:
     question's words (and what it asks for: a flag, a number), with `...` for what is left out."""
     if len(code) <= BLOCK_LINES:
         return code
-    words = query_words(question)
+    # a number and its unit read apart on both sides: "16 GB" asked finds the `16GB` row
+    words = query_words(_NUMBER_UNIT.sub(r"\1 \2", question))
     wants = [shape for asks, shape in _WANTS if asks.search(question)]
 
     def fit(i: int) -> float:
         line = code[i]
-        return coverage(words, terms_of(line)) + 0.2 * sum(1 for w in wants if w.search(line))
+        return coverage(words, _terms_apart(line)) + 0.2 * sum(1 for w in wants if w.search(line))
 
     best = max(range(1, len(code)), key=lambda i: (fit(i), -i))
     start, end = max(1, best - 3), min(len(code), best + 6)
