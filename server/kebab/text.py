@@ -260,6 +260,9 @@ def translated_terms(question: str) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(english)), list(dict.fromkeys(korean))
 
 
+# A Latin-script word of a question as a person wrote it (`app.asar`, `C++`, `firewall-cmd`),
+# without the sentence's full stop: what names, subjects and missing words are read from.
+LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+#-]*[A-Za-z0-9+#]|[A-Za-z]")
 _WORD = re.compile(r"[^\W\d_][\w.-]*")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -42,6 +41,7 @@ from kebab.model import (
     IndexSummary,
 )
 from kebab.text import (
+    LATIN_WORD,
     MOOD_WORDS,
     cjk_terms,
     cjk_weights,
@@ -52,8 +52,6 @@ from kebab.text import (
 )
 
 __all__ = ["Index", "Progress", "embedding_text", "versions"]
-# a question's word, as a person wrote it (`app.asar`, `C++`; not the sentence's full stop)
-_WORD = re.compile(r"[A-Za-z](?:[A-Za-z0-9_+#-]|\.(?=[A-Za-z0-9]))*")
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -275,9 +273,13 @@ class Index:
             missing = {
                 t
                 for t in missing
-                if any(is_name(w, question) for w in _WORD.findall(question) if t in latin_terms(w))
+                if any(
+                    is_name(w, question)
+                    for w in LATIN_WORD.findall(question)
+                    if t in latin_terms(w)
+                )
             }
-        asked = _WORD.findall(question)
+        asked = LATIN_WORD.findall(question)
         words = dict.fromkeys(w for w in asked if set(latin_terms(w)) & missing)
         unknown = list(words) or sorted(missing)
         if besides:

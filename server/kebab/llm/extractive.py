@@ -25,6 +25,7 @@ import numpy as np
 
 from kebab.llm import Evidence, GenerateRequest
 from kebab.text import (
+    LATIN_WORD,
     MOOD_WORDS,
     STOPWORDS,
     coverage,
@@ -200,7 +201,7 @@ class Extractive:
                 ev.marker: held_share(
                     # A passage in the other language is judged on the question's names only:
                     # its everyday words are said in that language.
-                    subject if is_korean(ev.text) == korean else [s for s in subject if s[2]],
+                    subject if mine[ev.marker] else [s for s in subject if s[2]],
                     note[ev.path],
                 )
                 >= SUBJECT_SHARE
@@ -261,7 +262,7 @@ class Extractive:
         the notes, and whether it is a name. Its content words, less how it is put (mood
         words, light verbs, verbs after their subject, adverbs: `is_phrasing`) and values."""
         subject: list[tuple[frozenset[str], bool]] = []
-        for w in dict.fromkeys(_LATIN_WORD.findall(question)):
+        for w in dict.fromkeys(LATIN_WORD.findall(question)):
             if is_phrasing(w, question):
                 continue
             terms = frozenset(
@@ -434,7 +435,6 @@ def missing_key_terms(question: str, evidence_text: str) -> list[str]:
 
 
 _VALUE = re.compile(r"[\d.,:/-]+")
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+#-]*[A-Za-z0-9+#]|[A-Za-z]")
 # The share of the question's subject (each word weighted by its rarity in the notes) that the
 # passage quoted from must hold, with its heading path and note path. On the dev halves (issue
 # 21): 0.5 refused more near misses than 0.3-0.4 at no more refusals of answerable questions;
