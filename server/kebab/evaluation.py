@@ -44,6 +44,7 @@ class Question(msgspec.Struct):
     kind: str = ""
     lang: str = ""
     corpus: str = ""
+    near_miss: bool = False  # unanswerable: the notes cover the topic, not the thing asked
 
 
 def split_of(qid: str) -> str:
@@ -205,6 +206,10 @@ async def run_answers(
                 "answerable": bool(q.gold),
                 "grounded": a.grounded,
                 "refusal_reason": a.refusal_reason,
+                "outcome": a.outcome,
+                "near_miss": q.near_miss,
+                # what `rag.outcome` weighed (explain): for the risk-coverage table and fitting
+                **_outcome_figures(a),
                 "ms": round(ms, 1),
                 "citation_valid": (all(valid) if valid else None),
                 "cites_gold": any(valid) if a.grounded and q.gold else None,
@@ -228,6 +233,17 @@ async def run_answers(
             }
         )
     return rows, group_summaries(rows, summarise_answers)
+
+
+def _outcome_figures(a: Answer) -> dict[str, Any]:
+    said = (a.explain or {}).get("outcome")
+    if not isinstance(said, dict):
+        return {}
+    return {
+        "confidence": said.get("confidence"),
+        "features": said.get("features"),
+        "quoted": said.get("quoted"),
+    }
 
 
 def by_markers_alone(a: Answer, q: Question) -> dict[str, Any]:
@@ -285,8 +301,23 @@ def summarise_answers(rows: list[dict[str, Any]]) -> dict[str, Any]:
         return round(sum(map(pred, items)) / len(items), 4) if items else None
 
     ms = sorted(r["ms"] for r in rows)
+    answered = [r for r in answerable if r.get("outcome") == "answered"]
+    closest = [r for r in answerable if r.get("outcome") == "closest"]
     return {
         "n": len(rows),
+        # the three outcomes (issue 26): precision and coverage of `answered`, and the rest
+        "answered_precision": rate(
+            [r for r in answered if r["has_facts"]], lambda r: bool(r["must_contain"])
+        ),
+        "coverage": rate(answerable, lambda r: r.get("outcome") == "answered"),
+        "answerable_closest": rate(answerable, lambda r: r.get("outcome") == "closest"),
+        "answerable_not_answered": rate(answerable, lambda r: r.get("outcome") == "not_answered"),
+        "unanswerable_answered": rate(unanswerable, lambda r: r.get("outcome") == "answered"),
+        "near_miss_answered": rate(
+            [r for r in unanswerable if r.get("near_miss")],
+            lambda r: r.get("outcome") == "answered",
+        ),
+        "closest_shows_gold": rate(closest, lambda r: bool(r["nearest_gold"])),
         "grounded_rate": rate(answerable, lambda r: r["grounded"]),
         "false_refusal_rate": rate(answerable, lambda r: not r["grounded"]),
         "refusal_rate_unanswerable": rate(unanswerable, lambda r: not r["grounded"]),

@@ -184,6 +184,7 @@ def build(ws: Workspace) -> MCPServer[Any]:
         return {
             "answer": answer.answer,
             "markdown": answer.markdown,
+            "outcome": answer.outcome,
             "grounded": answer.grounded,
             "refusal_reason": answer.refusal_reason,
             "refusal_text": answer.refusal_text,

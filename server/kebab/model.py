@@ -13,6 +13,9 @@ import msgspec
 SearchMode = Literal["hybrid", "lexical", "vector"]
 By = Literal["model", "kebab"]  # who placed a citation's marker
 RefusalReason = Literal["no_chunks", "score_gate", "llm_self_judge", "cancelled", "llm_error"]
+# What an answer is (`rag.outcome`): a confident answer, the passages that come closest (no claim
+# made), or nothing in the notes (also a failed or cancelled answer).
+Outcome = Literal["answered", "closest", "not_answered"]
 
 PARSER_VERSION = "md-1"
 CHUNKER_VERSION = "chunk-4"
@@ -221,6 +224,8 @@ class Answer(msgspec.Struct):
     # A model answer the notes do not support (llm_self_judge): the values no passage holds,
     # then the sentences no passage supports. Shown under a warning, never as an answer.
     unsupported: list[str] = []
+    # answered | closest | not_answered; set on every new answer (None: a row stored before it)
+    outcome: Outcome | None = None
 
 
 class GeneratedNote(msgspec.Struct):

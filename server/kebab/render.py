@@ -1,6 +1,7 @@
 """answer.v1 as a person reads it in the terminal, the way the editors show it: sources numbered
 [1], [2] in the order the answer first cites them (the numbers its `[^kb-n]` footnotes get), one
-refusal wording ("Not answered. The notes never mention: Redis."), and passages as clean
+refusal wording ("Not answered. The notes never mention: Redis."; "Closest in your notes." over
+passages that may hold the answer), and passages as clean
 excerpts (no HTML comments, fences, link targets or emphasis marks).
 """
 

@@ -472,3 +472,23 @@ def is_phrasing(word: str, question: str) -> bool:
             if before in _SUBJECT_OR_MODAL or after in _PARTICLES:
                 return True
     return False
+
+
+# Headings of a note that describes a problem, then what resolves it (문제 → 해결, Problem →
+# Solution): the question describes the first; the answer is the second.
+_SYMPTOM = re.compile(
+    r"^\W*(문제|증상|현상|에러|오류|이슈|상황|problem|issue|symptoms?|error|bug)\b", re.I
+)
+_FIX = re.compile(
+    r"^\W*(해결|조치|대처|방법|원인|solution|fix|resolution|workaround|cause|answer)", re.I
+)
+
+
+def is_symptom(heading_path: list[str]) -> bool:
+    """A passage under a heading that names a problem ("## 문제", "## Error")."""
+    return bool(heading_path) and bool(_SYMPTOM.match(heading_path[-1]))
+
+
+def is_fix(heading_path: list[str]) -> bool:
+    """A passage under a heading that names what resolves a problem ("## 해결", "## Fix")."""
+    return bool(heading_path) and bool(_FIX.match(heading_path[-1]))

@@ -517,7 +517,7 @@ end
 local function nearest_passages(out, links, r, root)
   if r.candidates and #r.candidates > 0 then
     out[#out + 1] = ""
-    out[#out + 1] = "## Nearest passages"
+    out[#out + 1] = r.outcome == "closest" and "## Closest passages" or "## Nearest passages"
     out[#out + 1] = ""
     list_sources(out, links, r.candidates, nil, root)
   end
@@ -620,14 +620,17 @@ function M.answer_view(state)
       footer = state.inserting and "not supported by the notes · nothing inserted · q close"
         or "not supported by the notes · q close"
     else
-      out[#out + 1] = "**Not answered.** " .. M.refusal_words(r)
+      -- closest: passages that may hold it, no claim made; not answered: nothing in the notes
+      local closest = r.outcome == "closest"
+      out[#out + 1] = (closest and "**Closest in your notes.** " or "**Not answered.** ")
+        .. M.refusal_words(r)
       if type(r.error) == "string" and r.error ~= "" then
         out[#out + 1] = ""
         out[#out + 1] = "Error: " .. r.error
       end
       nearest_passages(out, links, r, state.root)
-      footer = state.inserting and "not answered · nothing inserted · q close"
-        or "not answered · q close"
+      local said = closest and "closest passages" or "not answered"
+      footer = state.inserting and (said .. " · nothing inserted · q close") or (said .. " · q close")
     end
     if building then
       footer = "index still building · " .. footer

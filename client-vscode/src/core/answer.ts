@@ -94,7 +94,9 @@ export function panelMarkdown(a: Answer): string {
     // the model answered, but the notes do not hold it: its words under a plain warning
     parts.push(`> ⚠ ${escapeInline(refusalWords(a))}`);
   } else if (!a.grounded) {
-    parts.push(`> **Not answered.** ${escapeInline(refusalWords(a))}${a.error && !a.refusal_text ? ` ${escapeInline(a.error)}` : ""}`);
+    // `closest`: passages that may hold it, no claim made; `not_answered`: nothing in the notes
+    const head = a.outcome === "closest" ? "Closest in your notes." : "Not answered.";
+    parts.push(`> **${head}** ${escapeInline(refusalWords(a))}${a.error && !a.refusal_text ? ` ${escapeInline(a.error)}` : ""}`);
   }
   const body = a.answer.replace(WIKILINK, (link) => wikiText(link)).replace(MARKER, (_, m: string) => {
     const n = numbers.get(Number(m));
@@ -116,7 +118,7 @@ export function panelMarkdown(a: Answer): string {
   }
   const candidates = a.candidates ?? [];
   if (!a.grounded && candidates.length) {
-    parts.push("**Nearest passages**\n\n" + candidates.map((c, i) => {
+    parts.push(`**${a.outcome === "closest" ? "Closest passages" : "Nearest passages"}**\n\n` + candidates.map((c, i) => {
       const text = excerpt(c.text);
       return `${i + 1}. ${sourceLink(c)}${text ? `\n\n   *${escapeInline(text)}*` : ""}`;
     }).join("\n"));
@@ -133,7 +135,7 @@ function showsBody(a: Answer): boolean {
   if (a.grounded || !a.refusal_text) {
     return true;
   }
-  if (a.refusal_reason === "score_gate" || a.refusal_reason === "no_chunks") {
+  if (a.outcome === "closest" || a.refusal_reason === "score_gate" || a.refusal_reason === "no_chunks") {
     return false;
   }
   return a.model?.backend !== "extractive";

@@ -55,6 +55,8 @@ export interface Answer {
   markdown: string; // [^kb-n] references and their definitions (links workspace-relative)
   citations: Citation[];
   grounded: boolean;
+  /** answered (a confident answer) | closest (passages that may hold it, no claim) | not_answered */
+  outcome?: "answered" | "closest" | "not_answered" | null;
   refusal_reason: RefusalReason | null;
   model: { backend: string; id: string };
   embedding: { backend: string; id: string; dim: number };

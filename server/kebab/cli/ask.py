@@ -143,7 +143,7 @@ def _print_answer(answer: Answer, stream: render.Streamed | None) -> None:
             placed = "  (cited by kebab)" if c.by == "kebab" else ""
             print(f"  [{number}] {c.path}:{c.start_line}-{c.end_line}  {heading}{placed}")
     elif answer.candidates:
-        print("\nNearest passages:")
+        print("\nClosest passages:" if answer.outcome == "closest" else "\nNearest passages:")
         for c in answer.candidates:
             print(f"  {c.path}:{c.start_line}-{c.end_line}  {' › '.join(c.heading_path)}")
             if text := render.excerpt(c.text, 160):
@@ -153,7 +153,11 @@ def _print_answer(answer: Answer, stream: render.Streamed | None) -> None:
 def _verdict(answer: Answer) -> str:
     """A model answer the notes do not support gets a plain warning, not "Not answered": its
     words follow it, for the reader to judge."""
-    return f"⚠ {answer.refusal_text}" if answer.unsupported else render.refusal(answer.refusal_text)
+    return (
+        f"⚠ {answer.refusal_text}"
+        if answer.unsupported
+        else render.refusal(answer.refusal_text, answer.outcome)
+    )
 
 
 def _shows_text(answer: Answer) -> bool:

@@ -96,14 +96,14 @@ def _print_table(result: dict[str, Any], k: int) -> None:
     if "answers" in result:
         cols = [
             "n",
-            "grounded_rate",
-            "refusal_rate_unanswerable",
+            "answered_precision",
+            "coverage",
+            "answerable_not_answered",
+            "unanswerable_answered",
+            "near_miss_answered",
+            "closest_shows_gold",
             "cites_gold_rate",
             "key_fact_rate",
-            "grounded_correct_rate",
-            "strict_grounded_correct_rate",
-            "false_grounding_rate",
-            "strict_false_grounding_rate",
             "latency_ms_p50",
         ]
         print(f"\n{'answers':37} " + " ".join(f"{c[:14]:>14}" for c in cols))

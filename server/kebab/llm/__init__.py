@@ -62,6 +62,15 @@ async def complete(model: LanguageModel, request: GenerateRequest) -> str:
     return "".join([piece async for piece in model.stream(request)])
 
 
+class Selection(msgspec.Struct, frozen=True):
+    """What a quoting answerer chose for a question: the quoted text (`[#n]` markers in it) and
+    figures about the units it quoted, which `rag.outcome` weighs to say whether they hold what
+    was asked (`answered`) or only come closest (`closest`). Empty text: nothing to quote."""
+
+    text: str
+    features: dict[str, float] = {}
+
+
 @runtime_checkable
 class Quoter(Protocol):
     """A model that answers by quoting the evidence instead of following a prompt (the
@@ -69,6 +78,8 @@ class Quoter(Protocol):
     instruction-following (HyDE, relevance scores, note writing) can be asked of it."""
 
     def key_sentences(self, topic: str, ev: Evidence, n: int = 2) -> list[str]: ...
+
+    def select(self, question: str, evidence: list[Evidence], follows: str = "") -> Selection: ...
 
 
 def is_generative(model: LanguageModel) -> bool:

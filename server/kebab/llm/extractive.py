@@ -8,10 +8,10 @@ a flag for "which option", a command for "how do I"). Extra units come from the 
 passage, so an answer does not splice sentences from unrelated notes. Index notes (lists of
 links) are never quoted; a code block is quoted as a fenced block under the line introducing it;
 between a passage and its translation, the one in the question's language is quoted.
-It refuses, in the question's language, when the evidence lacks the question's key terms (names,
-numbers, identifiers, quoted words), when no passage holds the question's subject (`_subject`,
-`SUBJECT_SHARE`), or when its best unit is too weak for the embedding model it was measured with:
-the pipeline reads that refusal as `llm_self_judge`.
+A passage under a "problem" heading yields to its note's "fix" passage. It never refuses: `select`
+returns the quoted text with figures about its units (cosine, the question's words held, the
+subject share of the note, the asked-for shape, names missing), and `rag.outcome` decides
+whether that answers the question or only comes closest.
 """
 
 from __future__ import annotations
@@ -23,15 +23,17 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from kebab.llm import Evidence, GenerateRequest
+from kebab.llm import Evidence, GenerateRequest, Selection
 from kebab.text import (
     LATIN_WORD,
     MOOD_WORDS,
     STOPWORDS,
     coverage,
+    is_fix,
     is_korean,
     is_name,
     is_phrasing,
+    is_symptom,
     latin_terms,
     query_words,
     terms_of,
@@ -50,12 +52,6 @@ from kebab.units import (
 if TYPE_CHECKING:
     from kebab.embed import Embedder
 
-REFUSAL_EN = "The notes do not contain enough evidence to answer this question."
-REFUSAL_KO = "노트에 이 질문에 답할 근거가 부족합니다."
-
-# The best unit's combined score below which the answerer refuses, per embedding model (the
-# cosine scale is the model's own). Unknown models: no meaning-based refusal, only key terms.
-MIN_SUPPORT = {"use-multilingual-v3": 0.30}
 # Weight of retrieval's own confidence in a passage (its fused score) in a unit's score. On the
 # dev half of the eval sets, 0.3 and 0.6 quote the right passage about as often (cites gold
 # 0.66 / 0.67, key facts 0.40 / 0.42, vs 0.60 / 0.37 at 0.15); 0.3 still lets a sentence that
@@ -161,18 +157,21 @@ class Extractive:
             yield line
 
     def answer(self, question: str, evidence: list[Evidence], follows: str = "") -> str:
-        """Quoted units of the evidence that answer `question`, or the refusal. A follow-up's
-        units are scored against it and the question it `follows` (the same text search used),
-        while its key terms come from the question alone."""
-        refusal = REFUSAL_KO if is_korean(question) else REFUSAL_EN
+        """Quoted units of the evidence that come closest to answering `question` ("" when the
+        evidence has nothing to quote); whether they answer it is `rag.outcome`'s call."""
+        return self.select(question, evidence, follows).text
+
+    def select(self, question: str, evidence: list[Evidence], follows: str = "") -> Selection:
+        """The units to quote for `question`, and figures about them (`Selection.features`) for
+        `rag.outcome`. A follow-up's units are scored against it and the question it `follows`
+        (the same text search used), while its key terms come from the question alone. This
+        never refuses: it quotes the best it has, and says how well that fits."""
         content = [ev for ev in evidence if not is_navigation(ev.text)] or evidence
         found = [(ev, u) for ev in content for u in units(ev.text)]
         if not found:
-            return refusal
-        if missing_key_terms(question, " ".join(ev.text for ev in evidence)):
-            return refusal
+            return Selection("")
         asked = f"{question}\n{follows}" if follows else question
-        scores = self._scores(asked, found)
+        scores, cos, cover = self._scores(asked, found)
         # A passage in the question's script is quoted before a translation of it (tldr keeps
         # each page in several languages; a bilingual vault keeps both); a passage of code alone
         # is in no language.
@@ -185,36 +184,48 @@ class Extractive:
         order = sorted(
             range(len(found)), key=lambda i: (-scores[i] * weight[i], found[i][0].marker, i)
         )
-        # Only a unit that carries the question's subject may answer it: a note that shares a
-        # word or a tool with the question but is about another thing is not quoted. A
+        # A unit whose note carries the question's subject is quoted first: a note that shares
+        # a word or a tool with the question but is about another thing comes after. A
         # follow-up given the question it `follows` left its subject out ("which systemd unit
         # starts it?"): the thread fills it in.
         subject = self._subject(asked)
-        if subject:
-            # A question of two parts asks two sections of one note ("when does the backup
-            # run, and how long are snapshots kept?"): a passage is judged with the other
-            # passages of its note that were found.
-            note: dict[str, set[str]] = {}
-            for ev in content:
-                note.setdefault(ev.path, set()).update(_terms_apart(ev.text) | _where(ev))
-            holds = {
-                ev.marker: held_share(
-                    # A passage in the other language is judged on the question's names only:
-                    # its everyday words are said in that language.
-                    subject if mine[ev.marker] else [s for s in subject if s[2]],
-                    note[ev.path],
-                )
-                >= SUBJECT_SHARE
+        # A question of two parts asks two sections of one note ("when does the backup run, and
+        # how long are snapshots kept?"): a passage is judged with the other passages of its
+        # note that were found.
+        note: dict[str, set[str]] = {}
+        for ev in content:
+            note.setdefault(ev.path, set()).update(_terms_apart(ev.text) | _where(ev))
+        share = {
+            ev.marker: held_share(
+                # A passage in the other language is judged on the question's names only: its
+                # everyday words are said in that language.
+                subject if mine[ev.marker] else [s for s in subject if s[2]],
+                note[ev.path],
+            )
+            for ev in content
+        }
+        order = [i for i in order if share[found[i][0].marker] >= SUBJECT_SHARE] + [
+            i for i in order if share[found[i][0].marker] < SUBJECT_SHARE
+        ]
+        # What resolves a problem is the answer, not its description: when the best unit sits
+        # under a "problem" heading and its note's "fix" passage was found, the fix leads.
+        matched = order[0]
+        fix = next(
+            (
+                ev.marker
                 for ev in content
-            }
-            order = [i for i in order if holds[found[i][0].marker]]
-            if not order:
-                return refusal
+                if is_symptom(found[matched][0].heading_path)
+                and ev.path == found[matched][0].path
+                and is_fix(ev.heading_path)
+                and ev.start_line > found[matched][0].end_line
+            ),
+            None,
+        )
+        if fix is not None:
+            order = [i for i in order if found[i][0].marker == fix] + [
+                i for i in order if found[i][0].marker != fix
+            ]
         best = scores[order[0]]
-        support = best - PRIOR * found[order[0]][0].score  # the evidence itself, no prior
-        floor = MIN_SUPPORT.get(self._embedder.id if self._embedder else "", 0.0)
-        if support < floor:
-            return refusal
         top = found[order[0]][0]
         # The best unit with its neighbours in the passage (a fact often sits in the sentences
         # around the one that matches the question best: "... cache CORS responses. Defaults to
@@ -227,7 +238,8 @@ class Extractive:
         window = [
             i for i in (i0, i0 + 1, i0 + 2, i0 - 1) if 0 <= i < len(found) and found[i][0] is top
         ]
-        if _complete(question, found[i0][1], _context(top)):
+        complete = _complete(question, found[i0][1], _context(top))
+        if complete:
             window = [i0]  # it holds what was asked for ("at 02:30"): its neighbours only distract
         elif is_block(found[i0][1]):
             # A code block with the line introducing it, and what follows it (what the output
@@ -251,11 +263,39 @@ class Extractive:
         ]
         chosen = list(dict.fromkeys(chosen))
         chosen.sort(key=lambda i: (found[i][0].marker, i))
-        return "\n".join(
+        text = "\n".join(
             quote(_with_lead_in(found, i), found[i][0].marker, question)
             for i in chosen
             if not _lead_in_of_next(found, i, chosen)
         )
+        quoted = " ".join(found[i][1] for i in chosen)
+        names = [t for t in key_terms(question) if not _VALUE.fullmatch(t) and len(t.split()) < 3]
+        held = " ".join(ev.text for ev in evidence).lower()
+        wants = [shape for asks, shape in _WANTS[:-1] if asks.search(question)]
+        others = [scores[i] for i in order if found[i][0].path != top.path]
+        rarest = max((w for _, w, _ in subject), default=0.0)
+        absent = [w for terms, w, _ in subject if not terms & note[top.path]]
+        features = {
+            "cosine": cos[matched],
+            "fix": float(fix is not None),
+            "cover": cover[matched],
+            "support": best - PRIOR * top.score,
+            "score": best,
+            "prior": top.score,
+            "subject": share[top.marker],
+            "absent": max(absent, default=0.0) / rarest if rarest else 0.0,
+            "margin": best - max(others, default=0.0),
+            "complete": float(complete),
+            "asks_shape": float(bool(wants)),
+            "shape": float(bool(wants) and all(w.search(quoted) for w in wants)),
+            "names": float(bool(names)),
+            "names_missing": sum(1 for t in names if t.lower() not in held) / len(names)
+            if names
+            else 0.0,
+            "block": float(is_block(found[i0][1])),
+            "other_language": float(not mine[top.marker]),
+        }
+        return Selection(text, features)
 
     def _subject(self, question: str) -> list[tuple[frozenset[str], float, bool]]:
         """The question's subject words: each as the terms it is indexed as, its rarity in
@@ -288,7 +328,7 @@ class Extractive:
         found = prose or found
         if not found:
             return []
-        scores = self._scores(topic, found)
+        scores = self._scores(topic, found)[0]
         best = sorted(range(len(found)), key=lambda i: (-scores[i], i))[:n]
         return [_as_line(found[i][1]) for i in sorted(best)]
 
@@ -304,7 +344,11 @@ class Extractive:
             q = extra[0]
         return [float(v @ q) for v in vecs]
 
-    def _scores(self, question: str, found: list[tuple[Evidence, str]]) -> list[float]:
+    def _scores(
+        self, question: str, found: list[tuple[Evidence, str]]
+    ) -> tuple[list[float], list[float], list[float]]:
+        """Each unit's score, and the two parts of it that say most: its cosine to the question
+        and the share of the question's words it holds."""
         cos = self._cosines(question, found)
         words = query_words(question)
         other = translated_words(question)  # read against units in the other language
@@ -312,7 +356,7 @@ class Extractive:
         names = [t.lower() for t in key_terms(question)]
         count = counted(question)
         context = {ev.marker: terms_of(_context(ev)) for ev, _ in found}  # once per passage
-        out = []
+        out, covers = [], []
         for (ev, unit), c in zip(found, cos, strict=True):
             have = terms_of(unit)
             cover = coverage(words, have, context[ev.marker])
@@ -325,7 +369,8 @@ class Extractive:
             named = 0.15 * sum(1 for t in names if t in unit.lower()) / len(names) if names else 0
             fits += 0.15 if count is not None and count.search(unit) else 0.0
             out.append(0.65 * c + 0.35 * cover + prior + fits + named)
-        return out
+            covers.append(cover)
+        return out, cos, covers
 
 
 _COMMAND = _WANTS[-1][1]

@@ -1,11 +1,8 @@
-"""Retrieval and the refusal gate: what the notes hold for a question, and whether that is
-enough to answer it at all (`retrieve`); `pipeline` packs, prompts and generates from here.
-
-The gate refuses, before any model is called, when the evidence is empty in meaning and in
-wording at once, when the question names a thing no note names (`Kafka`), or when an everyday
-word no note contains comes with a weak match in meaning; the cosines it compares are the
-embedding model's own (`CALIBRATED`). A passage that holds the question itself is never
-evidence for it, whichever door the question came through.
+"""Retrieval for a question: what the notes hold for it (`retrieve`), and what that alone
+settles (`outcome.before_answering`: nothing in the notes, or only the closest passages);
+`pipeline` packs, prompts and generates from here. A passage that holds the question itself is
+never evidence for it, whichever door the question came through; a passage that describes a
+problem brings its note's fix along (`with_fixes`).
 """
 
 from __future__ import annotations
@@ -20,10 +17,11 @@ import msgspec
 from kebab.config import Config
 from kebab.index import Index, answers
 from kebab.llm import Evidence, Message
-from kebab.model import AskRequest, Conflict, Hit, RefusalReason, Turn
+from kebab.model import AskRequest, Conflict, Hit, Outcome, RefusalReason, Turn
+from kebab.rag import outcome
 from kebab.rag.asked import asks_the_same, stands_alone
 from kebab.search import Filters, Fusion, search, term_coverage
-from kebab.text import is_korean, is_name, is_phrasing
+from kebab.text import is_fix, is_symptom
 
 
 @dataclass
@@ -46,30 +44,11 @@ class Prepared:
     conflicts: list[Conflict] = field(default_factory=list)
     extras_ms: dict[str, float] = field(default_factory=dict)  # time each extra took
     held: list[Hit] = field(default_factory=list)  # set aside: where the question is written
+    # settled before any answerer runs (`outcome.before_answering`), with `refusal` its code
+    outcome: Outcome | None = None
 
 
 _KB_REFERENCE = re.compile(r"\[\^kb-\d+\](?!:)")
-
-
-# Gate cosines per embedding model, measured on that model's scale (fixtures and fixtures/eval):
-# (min_cosine, unknown_word_cosine).
-CALIBRATED: dict[str, tuple[float | None, float | None]] = {"use-multilingual-v3": (0.16, 0.50)}
-# A missing everyday word that only phrases the question (a verb, an adverb, a preposition:
-# "when does the backup *kick* off", "*stop* the backups for a *while*") refuses only when the
-# best match in meaning is this much weaker than for a missing noun ("a *teammate*"), which is
-# what a question is about (0.35 for the embedded model: below every answerable question of
-# both eval sets, above off-topic ones like "when is the team offsite?").
-PHRASING = 0.7
-
-
-def gate_cosines(cfg: Config, embedder_id: str | None) -> tuple[float | None, float | None]:
-    """(min_cosine, unknown_word_cosine) for this index: set in the config, or measured for its
-    embedding model, or None (no cosine-based refusal for a model never measured)."""
-    measured = CALIBRATED.get(embedder_id or "", (None, None))
-    return (
-        cfg.rag.min_cosine if cfg.rag.min_cosine is not None else measured[0],
-        cfg.rag.unknown_word_cosine if cfg.rag.unknown_word_cosine is not None else measured[1],
-    )
 
 
 def with_history(index: Index, req: AskRequest) -> AskRequest:
@@ -135,42 +114,77 @@ def _retrieve(
             break
         depth *= 4
     # Answers kebab wrote into notes restate other notes: their sources come first.
-    hits = sorted(hits, key=lambda h: bool(_KB_REFERENCE.search(h.text)))[:k]
+    hits = with_fixes(index, sorted(hits, key=lambda h: bool(_KB_REFERENCE.search(h.text))))[:k]
     top_cos = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
     if vector_query is not None and mode != "lexical":  # the draft's cosine proves nothing
         top_cos = _question_cosine(index, query, req, k)
     coverage = max(
         (term_coverage(query, " ".join([*h.heading_path, h.text])) for h in hits[:5]), default=0.0
     )
-    refusal: RefusalReason | None = None
     unknown = index.unknown_words(req.question, frozenset(held))
-    min_cos, unknown_cos = gate_cosines(cfg, index.embedder.id if index.embedder else None)
-    if not hits:
-        refusal = "score_gate" if held else "no_chunks"
-    elif (
-        _weak(hits, top_cos, coverage, cfg, min_cos)
-        or any(is_name(w, req.question) for w in unknown)
-        or any(
-            top_cos < unknown_cos * (PHRASING if is_phrasing(w, req.question) else 1.0)
-            for w in unknown
-            if unknown_cos is not None
-        )
-    ):
-        refusal = "score_gate"
+    settled = outcome.before_answering(
+        cfg,
+        index.embedder.id if index.embedder else None,
+        req.question,
+        hits,
+        bool(held),
+        top_cos,
+        coverage,
+        unknown,
+    )
     return Prepared(
         req,
         hits,
         [],
         [],
         "",
-        refusal,
+        settled[1] if settled else None,
         top_cos,
         coverage,
         uuid.uuid4().hex[:16],
         started,
         extra={"unknown_words": unknown, "query": query},
         held=[h for h in found if h.chunk_id in held],
+        outcome=settled[0] if settled else None,
     )
+
+
+def with_fixes(index: Index, hits: list[Hit]) -> list[Hit]:
+    """`hits` with, right after a passage that describes a problem ("## 문제", "## Error"), the
+    passage of its note that resolves it ("## 해결", "## Fix") when search did not find it: a
+    question describes the symptom, so the symptom ranks first; the answer is the fix."""
+    have = {h.chunk_id for h in hits}
+    out: list[Hit] = []
+    for h in hits:
+        out.append(h)
+        if not is_symptom(h.heading_path):
+            continue
+        fix = None
+        for _, c in index.store.chunks_of(h.path):
+            if c.start_line <= h.end_line:
+                continue
+            if is_symptom(c.heading_path):  # the next problem: this one's fix was not written
+                break
+            if is_fix(c.heading_path):
+                fix = c
+                break
+        if fix is not None and fix.id not in have:
+            have.add(fix.id)
+            out.append(
+                Hit(
+                    fix.id,
+                    fix.path,
+                    fix.heading_path,
+                    fix.start_line,
+                    fix.end_line,
+                    fix.text,
+                    fix.content_hash,
+                    h.score,
+                    title=h.title,
+                    tags=h.tags,
+                )
+            )
+    return out
 
 
 def _words(text: str) -> str:
@@ -207,47 +221,3 @@ def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float
         ),
         default=0.0,
     )
-
-
-def _weak(
-    hits: list[Hit], top_cos: float, coverage: float, cfg: Config, min_cos: float | None
-) -> bool:
-    """Clearly empty evidence only: weak in meaning and in wording at once."""
-    has_vectors = any(h.vector_score is not None for h in hits)
-    weak_meaning = (not has_vectors) or min_cos is None or top_cos < min_cos
-    return weak_meaning and coverage < cfg.rag.min_lexical_coverage
-
-
-def refusal_words(
-    question: str, reason: RefusalReason, unknown: list[str], error: str | None = None
-) -> str:
-    """Why a question was not answered, in words for people (answer.v1 `refusal_text`); the
-    code in `refusal_reason` is for tools. In the question's language."""
-    ko = is_korean(question)
-    if reason == "score_gate" and unknown:
-        # The names say what the notes lack ("Grafana"); how the asker put it ("finally",
-        # "add") only when nothing else is missing.
-        words = ", ".join(
-            [w for w in unknown if is_name(w, question)]
-            or [w for w in unknown if not is_phrasing(w, question)]
-            or unknown
-        )
-        return f"노트에 나오지 않는 말: {words}." if ko else f"The notes never mention: {words}."
-    if reason == "llm_error":
-        detail = error or ("알 수 없는 오류" if ko else "unknown error")
-        return f"모델 오류: {detail}" if ko else f"The model failed: {detail}"
-    return (_WHY_KO if ko else _WHY_EN)[reason]
-
-
-_WHY_EN: dict[str, str] = {
-    "no_chunks": "Nothing is indexed in this workspace yet.",
-    "score_gate": "The closest passages in the notes do not answer this.",
-    "llm_self_judge": "The passages found do not state an answer.",
-    "cancelled": "Cancelled before the answer was finished.",
-}
-_WHY_KO: dict[str, str] = {
-    "no_chunks": "이 워크스페이스에는 아직 색인된 노트가 없습니다.",
-    "score_gate": "노트에서 가장 가까운 구절도 이 질문에 답하지 않습니다.",
-    "llm_self_judge": "찾은 구절에 답이 나와 있지 않습니다.",
-    "cancelled": "답변이 끝나기 전에 취소되었습니다.",
-}

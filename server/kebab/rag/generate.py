@@ -45,7 +45,7 @@ from kebab.model import (
     Usage,
 )
 from kebab.paths import resolve_inside
-from kebab.rag import attribution, citations, gate, pipeline, prompt
+from kebab.rag import attribution, citations, gate, outcome, pipeline, prompt
 from kebab.rag.gate import Prepared
 
 TEMPLATE = "note-v1"
@@ -250,7 +250,7 @@ def _result(
             p.trace_id,
             cfg.search.mode,
             K,
-            gate.gate_cosines(cfg, index.embedder.id if index.embedder else None)[0] or 0.0,
+            outcome.gate_cosines(cfg, index.embedder.id if index.embedder else None)[0] or 0.0,
             round(p.top_cosine, 4),
             len(p.hits),
             len(p.evidence),
