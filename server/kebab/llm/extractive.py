@@ -204,8 +204,15 @@ class Extractive:
             )
             for ev in content
         }
-        order = [i for i in order if share[found[i][0].marker] >= SUBJECT_SHARE] + [
-            i for i in order if share[found[i][0].marker] < SUBJECT_SHARE
+        # ...a passage in the other language only by the question's names: with none, it is not
+        # preferred for holding nothing to check.
+        named = any(s[2] for s in subject)
+        held = {
+            m: share[m] >= SUBJECT_SHARE and (mine[m] or named)
+            for m in (ev.marker for ev in content)
+        }
+        order = [i for i in order if held[found[i][0].marker]] + [
+            i for i in order if not held[found[i][0].marker]
         ]
         # What resolves a problem is the answer, not its description: when the best unit sits
         # under a "problem" heading and its note's "fix" passage was found, the fix leads.
@@ -250,7 +257,10 @@ class Extractive:
         chosen += [
             i
             for i in order[1:3]
-            if found[i][0] is not top and found[i][0].path == top.path and scores[i] >= best * 0.95
+            if found[i][0] is not top
+            and found[i][0].path == top.path
+            and scores[i] >= best * 0.95
+            and not (fix is not None and i == matched)  # the fix is said without the symptom
         ][:1]
         # A sentence that says "run the commands below" is quoted with them.
         chosen += [

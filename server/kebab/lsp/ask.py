@@ -308,6 +308,8 @@ def outcome(a: Answer) -> str:
         return f"answered with {n} citation{'s' if n != 1 else ''}"
     if a.refusal_reason == "cancelled":
         return "cancelled"
+    if a.outcome == "closest":
+        return f"closest passages: {len(a.candidates)}"
     return a.refusal_text or "not answered"
 
 

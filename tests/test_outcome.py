@@ -1,0 +1,108 @@
+"""Three outcomes a person can trust (issue 26): `answered` when a quoted unit holds what was
+asked, `closest` (the passages, no claim) when search found the topic but not the thing asked,
+`not_answered` when the notes have nothing; and for a note that describes a problem, the fix is
+quoted, not the symptom. Over real notes, the real index and the embedded model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import MakeWorkspace
+from kebab.rag import outcome
+from kebab.workspace import Workspace
+from llm_server import ask
+
+NOTES = {
+    "docker/cache.md": (
+        "## 문제\n"
+        "- 도커 이미지 빌드할 때마다 예전 캐시 데이터가 쌓여서 디스크가 꽉 차는 문제\n\n"
+        "## 해결\n"
+        "- `docker system prune -a` 로 안 쓰는 이미지와 빌드 캐시를 한 번에 지운다\n"
+    ),
+    "git/tags.md": (
+        "## Problem\n"
+        "`git fetch` fails with `! [rejected] v1.2 -> v1.2 (would clobber existing tag)` after "
+        "someone deleted a tag on the remote and pushed it again.\n\n"
+        "## Fix\n"
+        "Overwrite the local tags with the remote ones: `git fetch --tags --force`.\n"
+    ),
+    "ops/trash.md": (
+        "# Emptying the trash on the NAS\n\n"
+        "Deleted files sit in `/volume1/#recycle` for 30 days. To empty it by hand, run "
+        "`synoshare --recycle-clean all` as root.\n"
+    ),
+    "ops/backup.md": (
+        "# Nightly backup\n\n"
+        "The backup job runs every day at 02:30 through a systemd timer, "
+        "`restic-backup.timer`. Snapshots are kept for 7 days.\n"
+    ),
+}
+
+
+@pytest.fixture
+def notes_ws(make_ws: MakeWorkspace, tmp_path: Path) -> Workspace:
+    root = tmp_path / "notes"
+    for rel, text in NOTES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return make_ws(root=root)
+
+
+async def test_a_question_the_notes_answer_is_answered_and_cited(notes_ws: Workspace) -> None:
+    answer = await ask(notes_ws, "what time does the nightly backup start?")
+    assert answer.outcome == "answered" and answer.grounded, answer.answer
+    assert "02:30" in answer.answer
+    assert answer.citations and answer.citations[0].path == "ops/backup.md"
+
+
+async def test_the_fix_is_quoted_not_the_symptom_the_question_describes(
+    notes_ws: Workspace,
+) -> None:
+    """The question describes the error (what the `## Problem` section says); the answer is
+    what the `## Fix` section says, found and quoted even when search ranked the problem first."""
+    answer = await ask(
+        notes_ws,
+        "fetching from the remote gets rejected because it would clobber an existing tag. "
+        "what do I run?",
+    )
+    assert "git fetch --tags --force" in answer.answer, answer.answer
+    assert "would clobber" not in answer.answer
+    korean = await ask(notes_ws, "도커 빌드 캐시가 계속 쌓여서 디스크가 꽉 찼어. 어떻게 비워?")
+    assert "docker system prune -a" in korean.answer + " ".join(
+        c.text for c in korean.candidates
+    ), korean.answer
+
+
+async def test_a_near_miss_gets_the_closest_passages_and_no_claim(notes_ws: Workspace) -> None:
+    """The notes cover the trash, not restoring from it: the closest passage is shown, under a
+    sentence that says it may not answer, and nothing is quoted as the answer."""
+    answer = await ask(notes_ws, "how do I get back a file I deleted from the NAS by mistake?")
+    assert answer.outcome in ("closest", "answered")
+    if answer.outcome == "closest":
+        assert not answer.grounded and answer.citations == []
+        assert "synoshare" not in answer.answer, "no claim is quoted as the answer"
+        assert answer.refusal_text and answer.answer.strip() == answer.refusal_text
+        assert answer.candidates[0].path == "ops/trash.md"
+        assert 1 < len(answer.candidates) <= 5
+
+
+async def test_a_name_no_note_holds_is_not_answered(notes_ws: Workspace) -> None:
+    answer = await ask(notes_ws, "What port does Redis listen on?")
+    assert answer.outcome == "not_answered" and not answer.grounded
+    assert answer.refusal_text == "The notes never mention: Redis."
+
+
+def test_confidence_grows_with_what_the_quoted_unit_holds() -> None:
+    """The fitted weights read the figures the right way round: a unit close in meaning that
+    holds the question's words and the asked-for shape is surer than one that shares only the
+    topic, and a missing name lowers it."""
+    strong = {"cosine": 0.7, "cover": 0.8, "subject": 1.0, "margin": 0.3, "shape": 1.0}
+    weak = {"cosine": 0.3, "cover": 0.2, "subject": 0.4, "margin": 0.0, "absent": 1.0}
+    assert outcome.confidence(strong) > outcome.ANSWERED_AT > outcome.confidence(weak)
+    assert outcome.after_quoting(strong) == "answered"
+    assert outcome.after_quoting(weak) == "closest"
+    assert outcome.confidence({**strong, "names_missing": 1.0}) < outcome.confidence(strong)
+    assert outcome.after_quoting({}) == "closest", "nothing quoted is never an answer"
