@@ -131,7 +131,7 @@ def test_the_cli_shows_an_unsupported_answer_under_a_warning_not_as_not_answered
     warning = "⚠ The notes do not support this answer. No passage holds: 20."
     assert out.startswith(f"{warning}\n\nDaily snapshots are kept for 20 days.\n")
     assert "Not answered" not in out and "Sources:" not in out
-    assert "Nearest passages:\n  ops/backup.md" in out
+    assert "Closest passages:\n  ops/backup.md" in out
 
 
 def test_the_cli_says_which_sources_kebab_cited(

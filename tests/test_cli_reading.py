@@ -69,10 +69,12 @@ def test_history_says_in_words_what_became_of_each_question(
     where: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     ask(where, capsys, BACKUP)
-    ask(where, capsys, "How long should croissant dough rest in the fridge?")  # extractive refuses
+    ask(where, capsys, "How long should croissant dough rest in the fridge?")  # only closest
+    ask(where, capsys, "Does Redis cache the sessions?")  # no note names Redis
     assert main(["history", *where]) == 0
     listing = capsys.readouterr().out
     assert "extractive:extractive-v2  answered" in listing
+    assert "extractive:extractive-v2  closest" in listing
     assert "extractive:extractive-v2  not answered" in listing
     assert "llm_self_judge" not in listing and "score_gate" not in listing
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from kebab.footnotes import MARKER
 
 NOT_ANSWERED = "Not answered."
+CLOSEST = "Closest in your notes."
 
 
 def numbers(answer: str, markers: Iterable[int]) -> dict[int, int]:
@@ -25,9 +26,11 @@ def numbers(answer: str, markers: Iterable[int]) -> dict[int, int]:
     return out
 
 
-def refusal(refusal_text: str | None) -> str:
-    """The one line that says an answer was refused, and why."""
-    return f"{NOT_ANSWERED} {refusal_text}" if refusal_text else NOT_ANSWERED
+def refusal(refusal_text: str | None, outcome: str | None = None) -> str:
+    """The one line that says an answer was not given, and why: "Closest in your notes." over
+    passages that may hold it (`closest`), "Not answered." when the notes have nothing."""
+    head = CLOSEST if outcome == "closest" else NOT_ANSWERED
+    return f"{head} {refusal_text}" if refusal_text else head
 
 
 class Streamed:

@@ -104,7 +104,8 @@ def _print_conflicts(conflicts: list[Conflict]) -> None:
         print(flush=True)
 
 
-_OUTCOME = {"cancelled": "cancelled", "llm_error": "failed"}
+# in words: `llm_self_judge` is what a `closest` outcome is stored with (passages, no claim)
+_OUTCOME = {"cancelled": "cancelled", "llm_error": "failed", "llm_self_judge": "closest"}
 
 
 def _writer(stream: render.Streamed) -> Callable[[str], None]:

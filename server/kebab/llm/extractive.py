@@ -207,12 +207,12 @@ class Extractive:
         # ...a passage in the other language only by the question's names: with none, it is not
         # preferred for holding nothing to check.
         named = any(s[2] for s in subject)
-        held = {
+        holds = {
             m: share[m] >= SUBJECT_SHARE and (mine[m] or named)
             for m in (ev.marker for ev in content)
         }
-        order = [i for i in order if held[found[i][0].marker]] + [
-            i for i in order if not held[found[i][0].marker]
+        order = [i for i in order if holds[found[i][0].marker]] + [
+            i for i in order if not holds[found[i][0].marker]
         ]
         # What resolves a problem is the answer, not its description: when the best unit sits
         # under a "problem" heading and its note's "fix" passage was found, the fix leads.

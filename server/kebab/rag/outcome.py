@@ -22,6 +22,10 @@ from kebab.config import Config
 from kebab.model import Hit, Outcome, RefusalReason
 from kebab.text import is_korean, is_name, is_phrasing
 
+# A missing everyday word that only phrases the question (a verb, an adverb: "when does the
+# backup *kick* off") casts doubt only when the best match in meaning is this much weaker than
+# for a missing noun ("a *teammate*"), which is what a question is about.
+PHRASING = 0.7
 # Cosines per embedding model, measured on that model's scale (fixtures and fixtures/eval):
 # (min_cosine, unknown_word_cosine).
 CALIBRATED: dict[str, tuple[float | None, float | None]] = {"use-multilingual-v3": (0.16, 0.50)}
@@ -49,18 +53,29 @@ def before_answering(
 ) -> tuple[Outcome, RefusalReason] | None:
     """What retrieval alone settles, before any answerer runs: `not_answered` when the notes
     have nothing (no passage, a name no note holds, evidence weak in meaning and wording at
-    once); None when the answerer should look. An everyday word no note holds ("kick *off*")
-    settles nothing here: the answerer's figures weigh it (`unknown`)."""
+    once); `closest` when an everyday word of the question is in no note and the best match in
+    meaning is weak (for a model backend: the quoting answerer weighs it itself, `DOUBT`);
+    None when the answerer should look."""
     if not hits:
         return "not_answered", "score_gate" if held else "no_chunks"
-    min_cos, _ = gate_cosines(cfg, embedder_id)
+    min_cos, unknown_cos = gate_cosines(cfg, embedder_id)
     has_vectors = any(h.vector_score is not None for h in hits)
     weak_meaning = (not has_vectors) or min_cos is None or top_cosine < min_cos
     if (weak_meaning and coverage < cfg.rag.min_lexical_coverage) or any(
         is_name(w, question) for w in unknown
     ):
         return "not_answered", "score_gate"
+    if unknown_cos is not None and any(
+        top_cosine < unknown_cos * (PHRASING if is_phrasing(w, question) else 1.0) for w in unknown
+    ):
+        return "closest", DOUBT
     return None
+
+
+# A `closest` settled before answering: a model is not asked (what it would write from
+# passages that lack a word of the question is not worth the call); a quoting answerer still
+# looks, and its own figures (`unknown` among them) decide.
+DOUBT: RefusalReason = "score_gate"
 
 
 # Logistic weights over `Selection.features` (and `unknown`, the question's words no note
@@ -99,8 +114,12 @@ def confidence(features: dict[str, float]) -> float:
 
 
 def after_quoting(features: dict[str, float]) -> Outcome:
-    """`answered` when the quoted units hold what was asked, else `closest`."""
-    return "answered" if features and confidence(features) >= ANSWERED_AT else "closest"
+    """`answered` when the quoted units hold what was asked, else `closest`. Evidence that
+    lacks most of the names the question is about (`pool_size`, `max_overflow`) cannot hold
+    what was asked, however close it is in meaning."""
+    if not features or features.get("names_missing", 0.0) >= 0.5:
+        return "closest"
+    return "answered" if confidence(features) >= ANSWERED_AT else "closest"
 
 
 # Words -----------------------------------------------------------------------------------------

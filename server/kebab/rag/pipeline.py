@@ -59,7 +59,7 @@ def prepare(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest) -> P
 def assemble(cfg: Config, llm: LanguageModel, p: Prepared) -> Prepared:
     """Pack the evidence (unless refused) and build the prompt."""
     budget = evidence_budget(cfg, llm)
-    p.evidence = prompt.pack(p.hits, budget) if p.refusal is None else []
+    p.evidence = prompt.pack(p.hits, budget) if p.refusal is None or p.outcome == "closest" else []
     history = [(t.question, t.answer) for t in p.request.history]
     p.template, p.messages = prompt.messages(
         p.request.question, p.evidence, history, max(budget - prompt.evidence_tokens(p.evidence), 0)
@@ -143,6 +143,8 @@ async def _generate(
     """Stream the answer (or the refusal) and finish."""
     req = p.request
     text, error, first_ms = "", None, None
+    if isinstance(llm, Quoter) and p.outcome == "closest":  # its own figures decide
+        p.outcome, p.refusal = None, None
     if p.refusal is None and isinstance(llm, Quoter):
         await asyncio.to_thread(_quote, llm, p)
     refusal = p.refusal
