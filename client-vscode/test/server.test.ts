@@ -310,7 +310,10 @@ describe("kebab serve", () => {
     // why, in the server's words; the code is for tools only
     const panel = panelMarkdown(a);
     assert.ok(a.refusal_text, "answer.v1 has refusal_text on a refusal");
-    assert.ok(panel.startsWith(`> **Not answered.** ${a.refusal_text}`), panel);
+    // closest (passages, no claim) or not answered (nothing in the notes): said in words
+    const head = a.outcome === "closest" ? "Closest in your notes." : "Not answered.";
+    assert.ok(panel.startsWith(`> **${head}** ${a.refusal_text}`), panel);
+    assert.match(panel, a.outcome === "closest" ? /\*\*Closest passages\*\*/ : /\*\*Nearest passages\*\*/);
     assert.doesNotMatch(panel, /score_gate|llm_self_judge/);
     // a refusal is stored too, but not inserted
     assert.equal(typeof a.answer_id, "number");
