@@ -44,11 +44,7 @@ NOTES = {
 
 @pytest.fixture
 def notes_ws(make_ws: MakeWorkspace, tmp_path: Path) -> Workspace:
-    root = tmp_path / "notes"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    return make_ws(root=root)
+    return make_ws(root=tmp_path / "notes", notes=NOTES)
 
 
 async def test_a_question_the_notes_answer_is_answered_and_cited(notes_ws: Workspace) -> None:

@@ -118,11 +118,7 @@ NOTES = {
 
 @pytest.fixture
 def notes_ws(make_ws: MakeWorkspace, tmp_path: Path) -> Workspace:
-    root = tmp_path / "til"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    return make_ws(root=root)
+    return make_ws(root=tmp_path / "til", notes=NOTES)
 
 
 # quote what answers, whole and readable -------------------------------------------------------

@@ -211,27 +211,26 @@ class Extractive:
             m: share[m] >= SUBJECT_SHARE and (mine[m] or named)
             for m in (ev.marker for ev in content)
         }
-        order = [i for i in order if holds[found[i][0].marker]] + [
-            i for i in order if not holds[found[i][0].marker]
-        ]
+        order.sort(key=lambda i: not holds[found[i][0].marker])  # stable: score order kept
         # What resolves a problem is the answer, not its description: when the best unit sits
         # under a "problem" heading and its note's "fix" passage was found, the fix leads.
         matched = order[0]
-        fix = next(
-            (
-                ev.marker
-                for ev in content
-                if is_symptom(found[matched][0].heading_path)
-                and ev.path == found[matched][0].path
-                and is_fix(ev.heading_path)
-                and ev.start_line > found[matched][0].end_line
-            ),
-            None,
+        symptom = found[matched][0]
+        fix = (
+            next(
+                (
+                    ev.marker
+                    for ev in content
+                    if ev.path == symptom.path
+                    and is_fix(ev.heading_path)
+                    and ev.start_line > symptom.end_line
+                ),
+                None,
+            )
+            if is_symptom(symptom.heading_path)
+            else None
         )
-        if fix is not None:
-            order = [i for i in order if found[i][0].marker == fix] + [
-                i for i in order if found[i][0].marker != fix
-            ]
+        order.sort(key=lambda i: found[i][0].marker != fix)  # stable: the fix's units first
         best = scores[order[0]]
         top = found[order[0]][0]
         # The best unit with its neighbours in the passage (a fact often sits in the sentences
@@ -279,7 +278,7 @@ class Extractive:
             if not _lead_in_of_next(found, i, chosen)
         )
         quoted = " ".join(found[i][1] for i in chosen)
-        names = [t for t in key_terms(question) if not _VALUE.fullmatch(t) and len(t.split()) < 3]
+        names = _names(question)
         held = " ".join(ev.text for ev in evidence).lower()
         wants = [shape for asks, shape in _WANTS[:-1] if asks.search(question)]
         others = [scores[i] for i in order if found[i][0].path != top.path]
@@ -289,16 +288,12 @@ class Extractive:
             "cosine": cos[matched],
             "fix": float(fix is not None),
             "cover": cover[matched],
-            "support": best - PRIOR * top.score,
-            "score": best,
-            "prior": top.score,
             "subject": share[top.marker],
             "absent": max(absent, default=0.0) / rarest if rarest else 0.0,
             "margin": best - max(others, default=0.0),
             "complete": float(complete),
             "asks_shape": float(bool(wants)),
             "shape": float(bool(wants) and all(w.search(quoted) for w in wants)),
-            "names": float(bool(names)),
             "names_missing": sum(1 for t in names if t.lower() not in held) / len(names)
             if names
             else 0.0,
@@ -467,6 +462,12 @@ def key_terms(question: str) -> list[str]:
     return out
 
 
+def _names(question: str) -> list[str]:
+    """The question's key terms that are names the notes must hold: not values (`14:00`), not a
+    quoted phrase of three words or more (a message recalled from memory)."""
+    return [t for t in key_terms(question) if not _VALUE.fullmatch(t) and len(t.split()) < 3]
+
+
 def missing_key_terms(question: str, evidence_text: str) -> list[str]:
     """The question's names that the evidence lacks (a plural counts as its singular), when
     they are what the question is about: at least half of its names. One name missing among
@@ -484,7 +485,7 @@ def missing_key_terms(question: str, evidence_text: str) -> list[str]:
         words = latin_terms(t)
         return t in haystack or (bool(words) and all(w in held for w in words))
 
-    names = [t for t in key_terms(question) if not _VALUE.fullmatch(t) and len(t.split()) < 3]
+    names = _names(question)
     missing = [t for t in names if not present(t)]
     return missing if missing and len(missing) * 2 >= len(names) else []
 

@@ -122,6 +122,15 @@ def after_quoting(features: dict[str, float]) -> Outcome:
     return "answered" if confidence(features) >= ANSWERED_AT else "closest"
 
 
+def after_answering(grounded: bool, refusal: RefusalReason | None, found: bool) -> Outcome:
+    """The outcome of a finished answer nothing settled before: `answered` when grounded;
+    `closest` when the answerer found passages but its answer is not supported by them; else
+    (a failed or cancelled answer, nothing found) `not_answered`."""
+    if grounded:
+        return "answered"
+    return "closest" if refusal == "llm_self_judge" and found else "not_answered"
+
+
 # Words -----------------------------------------------------------------------------------------
 
 

@@ -36,7 +36,6 @@ from kebab.model import (
     EmbeddingInfo,
     Hit,
     ModelInfo,
-    Outcome,
     RefusalReason,
     Retrieval,
     Usage,
@@ -251,15 +250,7 @@ def finish(
         refusal = "llm_self_judge"
     if refusal is not None:
         grounded = False
-    decided: Outcome = (
-        p.outcome
-        if p.outcome is not None
-        else "answered"
-        if grounded
-        else "closest"
-        if refusal == "llm_self_judge" and p.hits
-        else "not_answered"
-    )
+    decided = p.outcome or outcome.after_answering(grounded, refusal, bool(p.hits))
     by_marker = {ev.marker: ev for ev in p.evidence}
     hit_by_marker = {i + 1: h for i, h in enumerate(p.hits[: len(p.evidence)])}
     cites = [
