@@ -138,8 +138,9 @@ async def test_a_code_block_is_quoted_as_one_fenced_block_with_one_marker(
     )
     assert block in text  # whole, indented as written, never one inline quote per line
     assert "`SELECT`" not in text and "`FROM events`" not in text
-    # the line that introduces the block carries its one marker, and the note's intro is left
-    assert text.startswith("To pull nested values out of the payload, use `json_extract` with a")
+    # the line that introduces the block carries its one marker (a note this short is quoted
+    # whole: its intro is a paragraph of its own, apart from the block)
+    assert "\n\nTo pull nested values out of the payload, use `json_extract` with a" in text
     assert text.startswith("`$.` path: [#1]\n```sql", text.index("`$.` path:"))
     assert "[#" not in text[text.index("```sql") : text.rindex("```")]
     assert block in answer.markdown  # the note's Markdown renders the block intact

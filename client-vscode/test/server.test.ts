@@ -263,6 +263,14 @@ describe("kebab serve", () => {
     assert.match(value, /ops\/backup\.md/);
     assert.doesNotMatch(value, /source (changed|not found)/);
 
+    // Insert at cursor again on the same line: the earlier answer is replaced, not doubled, and the server says so
+    const once = open.get(uri)!.text;
+    const again = await insertAnswer(rpc, uri, at, a.answer_id);
+    assert.equal(again.applied, true, messages.join("\n"));
+    assert.equal(again.replaced, true);
+    assert.equal(open.get(uri)!.text, once);
+    assert.ok(messages.some((m) => /replaced the earlier answer under line/.test(m)), messages.join("\n"));
+
     await assert.rejects(insertAnswer(rpc, uri, at, 10 ** 9), (e: unknown) =>
       e instanceof ResponseError && e.code === ErrorCodes.InvalidParams && /no grounded answer/.test(e.message));
     await rpc.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } });
@@ -357,12 +365,13 @@ describe("kebab serve", () => {
     after(() => llm?.close());
 
     it("streams the model's pieces as reports, in order, and they concatenate to the answer", async () => {
-      // markers on the passages that hold each value (#1 retention, #3 schedule): kebab keeps them
-      llm.script(["The nightly backup ", "runs at **02:30** ", "[#3]. Daily snapshots ", "are kept ", "for 7 days [#1]."], 120);
+      // markers on the passages that hold each value (#1 retention, #2 schedule; the note of open
+      // questions that repeats the question is never evidence): kebab keeps them
+      llm.script(["The nightly backup ", "runs at **02:30** ", "[#2]. Daily snapshots ", "are kept ", "for 7 days [#1]."], 120);
       const events: StreamEvent[] = [];
       const asked = await ask(rpc, { question: BACKUP_Q }, (e) => events.push(e)).result;
       const a = asked.answer;
-      assert.equal(a.answer, "The nightly backup runs at **02:30** [#3]. Daily snapshots are kept for 7 days [#1].");
+      assert.equal(a.answer, "The nightly backup runs at **02:30** [#2]. Daily snapshots are kept for 7 days [#1].");
       assert.equal(a.grounded, true);
       assert.equal(a.model.backend, "openai");
       assert.ok(asked.reports >= 3, `only ${asked.reports} reports`);
@@ -378,7 +387,7 @@ describe("kebab serve", () => {
     });
 
     it("numbers the panel's citations as the note's footnotes: the first cited passage is [1]", async () => {
-      llm.script(["Snapshots are kept for 7 days [#3]; ", "the backup runs at 02:30 [#1]."], 0);
+      llm.script(["Snapshots are kept for 7 days [#2]; ", "the backup runs at 02:30 [#1]."], 0);
       const a = (await ask(rpc, { question: BACKUP_Q }).result).answer;
       assert.equal(a.grounded, true, a.answer);
       // answer.v1 `markdown` is the answer as footnotes: [^kb-n] in order, each with its definition

@@ -24,7 +24,7 @@ import pathspec
 from kebab.index import Index, embedding_text
 from kebab.model import Chunk, Hit, SearchMode
 from kebab.text import coverage, is_korean, query_words, terms_of
-from kebab.units import is_navigation, only_kebab_answers
+from kebab.units import is_asking, is_navigation, only_kebab_answers
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,8 @@ class Fusion:
 
     lexical_weight: float = 0.6  # the rest is the vector score's
     unit_weight: float = 0.5  # share of the best unit's cosine in a passage's vector score
-    navigation: float = 0.6  # factor on a passage that is mostly links (units.is_navigation)
+    # factor on a passage that is mostly links or questions (units.is_navigation, is_asking)
+    navigation: float = 0.6
     # A passage in the question's script (Hangul or not) is preferred over a translation of it:
     # the fused score of a passage in the other script is multiplied by this.
     other_script: float = 0.9
@@ -178,7 +179,7 @@ def fuse(
     korean = is_korean(query) if query is not None else None
     for key in raw:
         chunk = chunks[key]
-        if fusion.navigation != 1.0 and is_navigation(chunk.text):
+        if fusion.navigation != 1.0 and (is_navigation(chunk.text) or is_asking(chunk.text)):
             raw[key] *= fusion.navigation
         if korean is not None and fusion.other_script != 1.0 and is_korean(chunk.text) != korean:
             raw[key] *= fusion.other_script

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-_LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
+LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
 _QUOTE = re.compile(r"^(>\s*)+")
 _QUOTED_CODE = re.compile(r"^\s*(> ?)+")  # a code line's quote markers, not its indentation
 _CALLOUT = re.compile(r"^\[![A-Za-z-]+\][+-]?\s*")
 _TABLE_RULE = re.compile(r"\|?[\-: |]+\|?")
-_FENCE = re.compile(r"^(```|~~~)")
+_FENCE = re.compile(r"^(`{3,}|~{3,})")
 # Block markers of Markdown dialects: pymdownx `/// tip`, fenced divs `::: note`, mkdocs
 # admonitions `!!! warning "Title"`, and lines of nothing but HTML tags (`<div class="termy">`):
 # markup around text, never text to quote.
@@ -65,13 +65,14 @@ def units(text: str) -> list[str]:
     def flush() -> None:
         if para:
             joined = " ".join(para)
-            if joined.startswith("|") or _LIST_ITEM.match(joined):
+            if joined.startswith("|") or LIST_ITEM.match(joined):
                 out.append(joined)
             else:
                 out.extend(split_sentences(joined))
             para.clear()
 
     fence: list[str] | None = None  # the open code block: its opening line, then its lines
+    opener = ""  # the open block's fence: one opened with four backticks closes on four or more
     lines = _INCLUDE.sub("", _HTML_COMMENT.sub("", text)).split("\n")
     indented = _indented_code(lines)
     for i, raw in enumerate(lines):
@@ -86,16 +87,16 @@ def units(text: str) -> list[str]:
                     out.append(_block(fence))
                 fence = None
             continue
-        if _FENCE.match(line):
+        if fence is None and (opened := _FENCE.match(line)):
             flush()
-            if fence is None:
-                fence = [line]
-            else:
-                # A code block is one unit, quoted whole as a block: a file or a script read
-                # one line at a time is unreadable, and the line that matters loses its place.
-                if _worth_quoting(fence, out):
-                    out.append(_block(fence))
-                fence = None
+            fence, opener = [line], opened.group(1)
+            continue
+        if fence is not None and closes(opener, line):
+            # A code block is one unit, quoted whole as a block: a file or a script read one
+            # line at a time is unreadable, and the line that matters loses its place.
+            if _worth_quoting(fence, out):
+                out.append(_block(fence))
+            fence = None
             continue
         if fence is not None:
             fence.append(_QUOTED_CODE.sub("", raw))
@@ -115,7 +116,7 @@ def units(text: str) -> list[str]:
             if header and len(cells) == len(header):
                 out.append("; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=True) if c))
                 continue
-        elif _LIST_ITEM.match(line):
+        elif LIST_ITEM.match(line):
             flush()
         para.append(line)
     flush()
@@ -126,7 +127,7 @@ def units(text: str) -> list[str]:
     merged: list[str] = []
     lead = False  # the last merged unit is a lead-in still taking list items
     for unit in out:
-        item = _LIST_ITEM.match(unit)
+        item = LIST_ITEM.match(unit)
         if is_block(unit) and merged and _introduces(merged[-1]):
             merged[-1] = f"{merged[-1]}\n{unit}"  # "Run this:" and the block it introduces
             lead = False
@@ -172,25 +173,47 @@ def _indented_code(lines: list[str]) -> set[int]:
     return found
 
 
+_FENCE_LINE = re.compile(r"^`{3,}", re.M)
+
+
 def is_block(unit: str) -> bool:
-    """Whether a unit holds a fenced code block (alone or after the line introducing it)."""
-    return FENCE in unit and "\n" in unit
+    """Whether a unit holds a fenced code block (alone or after the line introducing it): a
+    line that starts with a fence, not three backticks inside a code span."""
+    return "\n" in unit and bool(_FENCE_LINE.search(unit))
 
 
 def split_block(unit: str) -> tuple[str, str, list[str]]:
     """A block unit as (the line introducing it, the opening fence with its language, the
     code lines); the first is empty for a block that stands alone."""
-    head, _, rest = unit.partition(FENCE)
+    fence = _FENCE_LINE.search(unit)
+    at = fence.start() if fence else 0
+    head, rest = unit[:at], unit[at:]
     opening, _, body = rest.partition("\n")
-    code = body.rsplit(FENCE, 1)[0].rstrip("\n").split("\n")
-    return head.strip(), FENCE + opening.strip(), code
+    marker = fence.group() if fence else FENCE
+    code = body.rsplit(marker, 1)[0].rstrip("\n").split("\n")
+    return head.strip(), opening.strip(), code
+
+
+def closes(opener: str, line: str) -> bool:
+    """Whether `line` closes a block opened by `opener` (CommonMark: the same character, at
+    least as many, nothing after it): a ```` ```tasks ```` line inside a block is code."""
+    bare = line.strip()
+    return len(bare) >= len(opener) and bare[0] == opener[0] and bare == bare[0] * len(bare)
+
+
+def fence_for(code: list[str]) -> str:
+    """A fence longer than any run of backticks starting a line of `code`, so a block that
+    quotes a fenced block (an example of a `tasks` query) is never closed by its inner fence."""
+    inner = max((len(m.group()) for ln in code if (m := re.match(r"\s*(`{3,})", ln))), default=0)
+    return "`" * max(3, inner + 1)
 
 
 def _block(fence: list[str]) -> str:
     """The unit of one fenced code block: its lines dedented, trailing blank lines dropped."""
     lang = _FENCE.sub("", fence[0]).strip()
     body = textwrap.dedent("\n".join(ln.rstrip() for ln in fence[1:])).strip("\n")
-    return f"{FENCE}{lang}\n{body}\n{FENCE}"
+    marker = fence_for(body.split("\n"))
+    return f"{marker}{lang}\n{body}\n{marker}"
 
 
 def _worth_quoting(fence: list[str], before: list[str]) -> bool:
@@ -251,7 +274,7 @@ def only_kebab_answers(text: str) -> bool:
 def is_question(line: str) -> bool:
     """A line that asks (ends in '?', '？' or a Korean question ending), list and quote markers,
     task boxes and emphasis aside."""
-    bare = _LIST_ITEM.sub("", _QUOTE.sub("", line.strip())).strip()
+    bare = LIST_ITEM.sub("", _QUOTE.sub("", line.strip())).strip()
     bare = re.sub(r"^\[[ xX]\]\s+", "", bare).rstrip("~*_ ")
     return bool(bare) and not bare.startswith("#") and bool(_QUESTION_END.search(bare))
 
@@ -277,22 +300,23 @@ def _paragraphs(lines: list[str], lists: bool = False) -> list[list[int]]:
     run: list[int] = []
     gap = False  # a blank line since the run's last line
     fenced = False
+    opener = ""
     for i, raw in enumerate(lines):
         line = raw.strip()
         if fenced:
             run.append(i)
-            fenced = not _FENCE.match(line)
+            fenced = not closes(opener, line)
             continue
-        if _FENCE.match(line):
-            fenced = True
+        if opened := _FENCE.match(line):
+            fenced, opener = True, opened.group(1)
         elif line in ("", ">") or line.startswith("#"):
             gap = gap or bool(run)
             if line and run:
                 blocks.append(run)
                 run, gap = [], False
             continue
-        joins = lists and run and _LIST_ITEM.match(lines[run[0]].strip())
-        if gap and not (joins and _LIST_ITEM.match(line)):
+        joins = lists and run and LIST_ITEM.match(lines[run[0]].strip())
+        if gap and not (joins and LIST_ITEM.match(line)):
             blocks.append(run)
             run = []
         run.append(i)
@@ -331,7 +355,7 @@ def is_navigation(text: str) -> bool:
     ]
     if len(lines) < 3:
         return False
-    links = sum(1 for ln in lines if _points_elsewhere(_LIST_ITEM.sub("", ln)))
+    links = sum(1 for ln in lines if _points_elsewhere(LIST_ITEM.sub("", ln)))
     return links >= 0.6 * len(lines)
 
 
@@ -352,7 +376,7 @@ def _says(code_line: str) -> bool:
 
 
 def _quotable(unit: str) -> bool:
-    bare = _LIST_ITEM.sub("", unit).strip()
+    bare = LIST_ITEM.sub("", unit).strip()
     if len(bare) <= 3 or _LINK_ONLY.match(bare):
         return False
     if _URL.search(bare) and _URL.sub("", bare).strip(" .").endswith(":"):
@@ -371,3 +395,23 @@ def _balanced(text: str) -> bool:
 
 def _cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+@lru_cache(maxsize=65536)
+def is_asking(text: str) -> bool:
+    """A passage or note that is mostly questions (an inbox of things to look up): two or more,
+    and more than half its lines (a FAQ's questions and answers tie). It is where the asker
+    wrote questions down, not where anything is answered, so the lines around them ("More notes
+    below.") are never quoted as an answer, and it ranks after passages with content, like an
+    index note (`is_navigation`)."""
+    lines = asked = 0
+    fenced = False
+    for raw in own_writing(text).split("\n"):
+        line = raw.strip()
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not line or (line.startswith("#") and not fenced):
+            continue
+        lines += 1
+        asked += not fenced and is_question(line)
+    return asked >= 2 and 2 * asked > lines

@@ -5,13 +5,31 @@ question was written down, however the question is worded when it is asked: its 
 the lines written around a question in the same paragraph or list, are no evidence for a
 question about the same thing. `gate.retrieve` sets such a passage aside (it still shows among
 the nearest passages on a refusal).
+
+A follow-up is read against the question it follows: whether it names enough to be searched
+alone (`stands_alone`), and which of the previous question's words it leaves out for the
+thread to fill in (`left_out`).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from difflib import SequenceMatcher
 
-from kebab.text import coverage, query_words, terms_of, translated_words
+from kebab.text import (
+    LATIN_WORD,
+    MOOD_WORDS,
+    STOPWORDS,
+    cjk_terms,
+    coverage,
+    is_name,
+    korean_query_words,
+    latin_terms,
+    query_words,
+    terms_of,
+    translated_words,
+)
 from kebab.units import question_blocks, units
 
 # Share of the asked question's words that a written-down question must hold to be "about the
@@ -44,7 +62,7 @@ def _same_subject(asked: list[frozenset[str]], other: list[frozenset[str]], writ
 
 
 # Words that point back into the thread rather than name a thing.
-_POINTING = frozenset(
+_POINTERS = frozenset(
     [
         "it",
         "its",
@@ -66,12 +84,11 @@ _POINTING = frozenset(
         "이거",
         "이것",
         "저거",
-        "그럼",
-        "그러면",
-        "그리고",
-        "무슨",
     ]
 )
+# Words that lead a follow-up in ("then", "and", "what kind of") without naming a thing either.
+_LEADS = frozenset(["그럼", "그러면", "그리고", "무슨"])
+_POINTING = _POINTERS | _LEADS
 
 
 def stands_alone(question: str) -> bool:
@@ -82,3 +99,65 @@ def stands_alone(question: str) -> bool:
     # "which systemd unit starts *it*?" names three things and points back for the fourth.
     points = any(w in _POINTING for w in re.findall(r"\w+", question.lower()))
     return len(named) >= (4 if points else 3)
+
+
+@dataclass(frozen=True)
+class _Word:
+    """A word of a question as the thread reads it."""
+
+    text: str
+    key: frozenset[str]  # its terms: what lines two questions up
+    content: bool  # it names something (not glue, not a pointer)
+    name: bool  # a name (`sshd`, `Postgres`) rather than an everyday word
+    points: bool  # it points back into the thread (`it`, `them`, `그거`)
+
+
+def left_out(question: str, previous: str) -> str:
+    """The previous question's words that a follow-up leaves out, for the thread to fill in.
+
+    The two are lined up word by word. Where the follow-up puts words of its own in place of
+    the previous one's, its own lead: `sort them by priority` after `sort tasks by due date`
+    takes `tasks` for `them`, not `due date`. A name gives way only to a name, an everyday word
+    only to an everyday word: `서비스 재시작은?` after an `sshd` question keeps `sshd`. Where the
+    follow-up points back (`which unit starts it?`) or says nothing there, all of it fills in.
+    """
+    mine, theirs = _words(question), _words(previous)
+    have = {w.key for w in mine}
+    lined = SequenceMatcher(a=[w.key for w in theirs], b=[w.key for w in mine], autojunk=False)
+    fill = [
+        w
+        for tag, i1, i2, j1, j2 in lined.get_opcodes()
+        if tag != "equal"
+        for w in theirs[i1:i2]
+        if w.content and w.key not in have and _stays(w, mine[j1:j2])
+    ]
+    return " ".join(dict.fromkeys(w.text for w in fill))
+
+
+def _stays(word: _Word, against: list[_Word]) -> bool:
+    """Whether a word of the previous question still holds where the follow-up has `against`
+    in its place: always where they point back or name nothing; otherwise unless they name a
+    thing of the same kind (a name for a name, an everyday word for an everyday word)."""
+    if any(w.points for w in against):
+        return True
+    return not any(w.content and w.name == word.name for w in against)
+
+
+def _words(question: str) -> list[_Word]:
+    """The question's words in order, each with its terms (a Korean word without its particle:
+    `재시작은` lines up with `재시작`) and what it does in the question."""
+    out: list[_Word] = []
+    for raw in question.split():
+        text = raw.strip("?？!.,;:~\"'`*()[]")
+        latin, korean = latin_terms(text), korean_query_words(text)
+        key = frozenset(latin) | frozenset(cjk_terms(korean or text))
+        if not key:
+            continue
+        points = text.lower() in _POINTERS
+        content = not points and (
+            any(t not in STOPWORDS and t not in MOOD_WORDS for t in latin)
+            or bool(cjk_terms(korean))
+        )
+        name = content and any(is_name(w, question) for w in LATIN_WORD.findall(text))
+        out.append(_Word(text, key, content, name, points))
+    return out

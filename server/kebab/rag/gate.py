@@ -1,8 +1,9 @@
 """Retrieval for a question: what the notes hold for it (`retrieve`), and what that alone
 settles (`outcome.before_answering`: nothing in the notes, or only the closest passages);
 `pipeline` packs, prompts and generates from here. A passage that holds the question itself is
-never evidence for it, whichever door the question came through; a passage that describes a
-problem brings its note's fix along (`with_fixes`).
+never evidence for it, whichever door the question came through, nor is a note of questions
+(an inbox) evidence for any; a passage that describes a problem brings its note's fix along
+(`with_fixes`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 
 import msgspec
 
@@ -19,9 +22,10 @@ from kebab.index import Index, answers
 from kebab.llm import Evidence, Message
 from kebab.model import AskRequest, Conflict, Hit, Outcome, RefusalReason, Turn
 from kebab.rag import outcome
-from kebab.rag.asked import asks_the_same, stands_alone
+from kebab.rag.asked import asks_the_same, left_out, stands_alone
 from kebab.search import Filters, Fusion, search, term_coverage
 from kebab.text import is_fix, is_symptom
+from kebab.units import is_asking
 
 
 @dataclass
@@ -60,8 +64,15 @@ def with_history(index: Index, req: AskRequest) -> AskRequest:
 
 
 def search_query(req: AskRequest) -> str:
-    """What retrieval searches for: follow-ups lean on the previous turn's wording, cheaply."""
-    return f"{req.question}\n{req.history[-1].question}" if req.history else req.question
+    """What retrieval searches for: a follow-up with what the thread fills in for it."""
+    fill = thread_fill(req)
+    return f"{req.question}\n{fill}" if fill else req.question
+
+
+def thread_fill(req: AskRequest) -> str:
+    """The previous question's words a follow-up leaves out (`asked.left_out`): its own words
+    lead, so "and how do I sort them by priority?" borrows `tasks`, not `due date`."""
+    return left_out(req.question, req.history[-1].question) if req.history else ""
 
 
 def retrieve(
@@ -71,16 +82,18 @@ def retrieve(
 
     `vector_query` (HyDE) replaces the question on the vector side only; the gate still judges
     the question itself. A follow-up's own words lead: it is searched alone when it says enough
-    to stand alone, and with the previous question's words only when it leaves out what it is
-    about ("and on which day?") or finds nothing alone (`extra["query"]` says which).
+    to stand alone, and with what the thread fills in (`thread_fill`: the previous question's
+    words it leaves out) when it does not name what it is about ("and on which day?") or finds
+    nothing alone (`extra["query"]` says which).
     """
     started = time.perf_counter()
     req = with_history(index, req)
-    if req.history and stands_alone(req.question):
+    query = search_query(req)
+    if query != req.question and stands_alone(req.question):
         alone = _retrieve(index, cfg, req, req.question, vector_query, started)
         if alone.refusal is None:
             return alone
-    return _retrieve(index, cfg, req, search_query(req), vector_query, started)
+    return _retrieve(index, cfg, req, query, vector_query, started)
 
 
 def _retrieve(
@@ -97,6 +110,7 @@ def _retrieve(
     # it is written down (an inbox note, the lines the code action answers) are set aside, and
     # the search goes deeper when they crowd out the rest.
     depth = k + 4
+    asks = _asks(index, req)
     while True:
         found = search(
             index,
@@ -108,7 +122,7 @@ def _retrieve(
             Fusion(lexical_weight=cfg.search.lexical_weight),
             vector_query=vector_query,
         )
-        held = {h.chunk_id for h in found if _holds_question(req, h.path, h.heading_path, h.text)}
+        held = {h.chunk_id for h in found if asks(h.path, h.heading_path, h.text)}
         hits = [h for h in found if h.chunk_id not in held][: k + 4]
         if len(hits) == k + 4 or len(found) < depth + 16 or depth > 256:
             break
@@ -117,7 +131,7 @@ def _retrieve(
     hits = with_fixes(index, sorted(hits, key=lambda h: bool(_KB_REFERENCE.search(h.text))))[:k]
     top_cos = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
     if vector_query is not None and mode != "lexical":  # the draft's cosine proves nothing
-        top_cos = _question_cosine(index, query, req, k)
+        top_cos = _question_cosine(index, query, asks, k)
     coverage = max(
         (term_coverage(query, " ".join([*h.heading_path, h.text])) for h in hits[:5]), default=0.0
     )
@@ -202,9 +216,27 @@ def _holds_question(req: AskRequest, path: str, heading_path: list[str], text: s
     return (bool(asked) and asked in _words(body)) or asks_the_same(req.question, text)
 
 
-def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float:
+def _asks(index: Index, req: AskRequest) -> Callable[[str, list[str], str], bool]:
+    """Whether a passage (path, heading path, text) is where questions were written down rather
+    than answered: it holds the question asked (`_holds_question`), or it or its whole note is
+    mostly questions (`units.is_asking`: an inbox, whatever is asked; a note of many passages is
+    judged whole, so its passage of remarks is set aside with its questions)."""
+
+    @cache
+    def note_asks(path: str) -> bool:
+        return is_asking("\n\n".join(c.text for _, c in index.store.chunks_of(path)))
+
+    def asks(path: str, heading_path: list[str], text: str) -> bool:
+        return _holds_question(req, path, heading_path, text) or is_asking(text) or note_asks(path)
+
+    return asks
+
+
+def _question_cosine(
+    index: Index, query: str, asks: Callable[[str, list[str], str], bool], k: int
+) -> float:
     """The best cosine of the question itself over the notes, for the gate (HyDE searched with
-    a draft): the question's own passage aside."""
+    a draft): passages where questions are written down (`_asks`) aside."""
     qvec = index.embed_query(query)
     if qvec is None:
         return 0.0
@@ -215,9 +247,7 @@ def _question_cosine(index: Index, query: str, req: AskRequest, k: int) -> float
             score
             for key, score in found
             if key in chunks
-            and not _holds_question(
-                req, chunks[key].path, chunks[key].heading_path, chunks[key].text
-            )
+            and not asks(chunks[key].path, chunks[key].heading_path, chunks[key].text)
         ),
         default=0.0,
     )

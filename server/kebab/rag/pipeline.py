@@ -42,7 +42,7 @@ from kebab.model import (
     citation_range,
 )
 from kebab.rag import attribution, conflicts, hyde, outcome, prompt, relevance
-from kebab.rag.gate import Prepared, retrieve, search_query, with_history
+from kebab.rag.gate import Prepared, retrieve, search_query, thread_fill, with_history
 from kebab.rag.outcome import gate_cosines, refusal_words
 
 log = logging.getLogger(__name__)
@@ -383,10 +383,11 @@ def nearest(p: Prepared, n: int = 3) -> list[Hit]:
 
 
 def thread_words(p: Prepared) -> str:
-    """The previous question, when retrieval leaned on it (a follow-up that leaves out what it
-    is about); "" when the follow-up's own words led (`gate.retrieve`)."""
+    """The previous question's words a follow-up leaves out (`gate.thread_fill`: `tasks` for
+    "and how do I sort them by priority?", not the `due date` it replaced with its own), when
+    retrieval leaned on them; "" when the follow-up's own words led (`gate.retrieve`)."""
     req = p.request
-    return req.history[-1].question if req.history and p.extra.get("query") != req.question else ""
+    return thread_fill(req) if p.extra.get("query") != req.question else ""
 
 
 def result_hash(answer: Answer, cfg: Config, req: AskRequest) -> str:

@@ -1,0 +1,81 @@
+"""What an answer inserts reads on its own as Markdown (issue 27, items 3, 4 and 6): a list
+stays a list with its own numbers, sentences from different places are separate paragraphs, a
+code block's marker leads into it rather than trailing it on a line of its own, and a sentence
+that points at something above it is quoted with that thing or not at all. Judged on the
+quoting answerer's Markdown parsed as every editor's preview parses it."""
+
+from __future__ import annotations
+
+from markdown_it import MarkdownIt
+
+from kebab.llm import Evidence
+from kebab.llm.extractive import Extractive
+
+_md = MarkdownIt("commonmark")
+
+INSTALL = (
+    "# Installing the CLI\n\n"
+    "The CLI needs Python 3.11 or newer. It runs on Linux and macOS.\n\n"
+    "1. Clone the repository.\n"
+    "2. Create a virtual environment with `python3 -m venv .venv`.\n"
+    "3. Activate it with `source .venv/bin/activate`.\n"
+    "4. Install the package with `pip install -e .`.\n"
+    "5. Check it works with `kebab --version`.\n\n"
+    "Upgrading later is `git pull` and the fourth step again. Uninstalling is "
+    "`pip uninstall kebab`, then deleting the folder. On Windows use WSL; the native console "
+    "is not supported. The first run downloads nothing: the model ships with the package.\n"
+    "A proxy is never needed. The index lives in `.kebab/` beside your notes, and deleting "
+    "it only costs one rebuild. Logs go to `~/.cache/kebab/log`. Nothing else is written.\n"
+)
+QUERIES = (
+    "# Task queries\n\n"
+    "Lists what is overdue:\n\n"
+    "```tasks\nnot done\ndue before today\n```\n\n"
+    + " ".join(f"Filter number {n} narrows the list in its own way." for n in range(1, 14))
+    + "\n\nThe same query as above, but grouped by folder, is easier to scan on a busy week.\n"
+)
+ROTATE = (
+    "# Log rotation\n\n"
+    "```\n/var/log/app/*.log {\n  weekly\n  rotate 8\n  compress\n}\n```\n\n"
+    "Eight weeks of compressed logs fit in about 300 MB on the NAS.\n"
+)
+
+
+def _answer(embedder: object, question: str, path: str, text: str) -> str:
+    evidence = [Evidence(1, path, [text.split("\n")[0].lstrip("# ")], 1, 30, text, "", 0.8)]
+    return Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
+
+
+def test_a_numbered_list_of_five_steps_stays_a_list_of_five_numbered_steps(
+    embedder: object,
+) -> None:
+    answer = _answer(embedder, "What are the steps to install the CLI?", "install.md", INSTALL)
+    tokens = _md.parse(answer)
+    assert len([t for t in tokens if t.type == "ordered_list_open"]) == 1, answer
+    assert len([t for t in tokens if t.type == "list_item_open" and t.level == 1]) == 5, answer
+    for n in range(1, 6):
+        assert f"\n{n}. " in f"\n{answer}", answer
+    assert "kebab --version" in answer  # the last step too
+
+
+def test_sentences_are_separate_paragraphs_not_one_run_on_line(embedder: object) -> None:
+    answer = _answer(embedder, "Where do the index and the logs live?", "install.md", INSTALL)
+    quoted = [ln for ln in answer.split("\n") if ln.strip()]
+    paragraphs = [t for t in _md.parse(answer) if t.type == "paragraph_open"]
+    assert len(quoted) >= 2 and len(paragraphs) == len(quoted), answer
+
+
+def test_a_code_blocks_marker_leads_into_it_never_alone_after_it(embedder: object) -> None:
+    answer = _answer(embedder, "What does the log rotation config look like?", "rot.md", ROTATE)
+    lines = answer.split("\n")
+    assert "rotate 8" in answer, answer
+    assert not [ln for ln in lines if ln.strip().startswith("[#") and ln.strip().endswith("]")]
+    opening = next(i for i, ln in enumerate(lines) if ln.startswith("```"))
+    assert opening > 0 and "[#1]" in lines[opening - 1], answer
+
+
+def test_a_sentence_pointing_above_is_quoted_with_what_it_points_at(embedder: object) -> None:
+    answer = _answer(
+        embedder, "Which overdue view is easier to scan on a busy week?", "q.md", QUERIES
+    )
+    assert "same query as above" in answer and "due before today" in answer, answer

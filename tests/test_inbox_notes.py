@@ -1,0 +1,51 @@
+"""A note of the asker's own questions is never the answer (issue 27, item 2): an inbox whose
+questions are separate paragraphs is judged whole, so the remark written under them is not
+quoted as the answer to either, however the question is worded, over the real index and the
+embedded answerer."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import MakeWorkspace
+from kebab.units import is_asking
+from llm_server import ask
+
+# The common inbox layout: each question its own paragraph, a remark under them.
+INBOX = (
+    "# Inbox\n\n"
+    "How do I sync tasks with Todoist?\n\n"
+    "How do I archive finished tasks?\n\n"
+    "More notes below.\n"
+)
+# ... and one that holds the question word for word.
+VERBATIM = INBOX.replace("How do I sync tasks with Todoist?", "Can I sync my tasks to Todoist?")
+
+
+@pytest.mark.parametrize(
+    ("inbox", "question"),
+    [
+        (INBOX, "Can I sync my tasks to Todoist?"),
+        (INBOX, "Todoist에 할 일을 동기화할 수 있나요?"),
+        (INBOX, "How do I archive finished tasks?"),
+        (VERBATIM, "Todoist에 할 일을 동기화할 수 있나요?"),
+    ],
+    ids=["reworded", "reworded-ko", "other-question", "verbatim-ko"],
+)
+async def test_a_note_of_separate_questions_is_not_quoted_as_the_answer(
+    make_ws: MakeWorkspace, inbox: str, question: str
+) -> None:
+    ws = make_ws(notes={"Inbox.md": inbox})
+    answer = await ask(ws, question)
+    assert "More notes below" not in answer.answer, answer.answer
+    assert all(c.path != "Inbox.md" for c in answer.citations), answer.answer
+    assert answer.outcome != "answered", answer.answer
+
+
+def test_a_note_is_asking_when_most_of_its_lines_are_questions() -> None:
+    assert is_asking(INBOX)
+    assert is_asking("- [ ] Why is the NAS slow?\n- [ ] 백업은 언제 돌아가나요?\n")
+    # a FAQ's questions and answers tie; one question opening a section asks nothing of it
+    assert not is_asking("**How do I restart?**\nRun `reboot`.\n\n**Why?**\nUpdates.\n")
+    assert not is_asking("## Motivation\n\nHow can I list tasks due this week?\n\nUse a query.")
+    assert not is_asking("```python\nwhy = input('why?')\nhow = input('how?')\n```\n")

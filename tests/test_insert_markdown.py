@@ -1,0 +1,117 @@
+"""Inserting an answer never breaks a note (issue 27, item 1): every code block and list that
+the extractive answerer can quote, inserted under a question in a note with text, a list and a
+code block after it, leaves the note's own blocks before and after it as they were, parsed with
+markdown-it as every editor's preview does. Over the fixtures always, and over every corpus
+beside the checkout when it is there (`../shared/corpora`, as CI has it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from kebab import footnotes
+from kebab.llm import Evidence
+from kebab.llm.extractive import render
+from kebab.model import Citation, citation_range
+from kebab.units import is_block, units
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPORA = ROOT.parent / "shared" / "corpora"
+BEFORE = "# Host note\n\nSome text before.\n\nWhat does it say?"
+AFTER = "Text after the answer.\n\n- an item after\n\n```\ncode after\n```\n"
+_md = MarkdownIt("commonmark", {"html": True}).enable("table")
+
+
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """The note's top-level blocks as (kind, their source lines)."""
+    lines = text.split("\n")
+    return [
+        (t.type.removesuffix("_open"), "\n".join(lines[t.map[0] : t.map[1]]))
+        for t in _md.parse(text)
+        if t.level == 0 and t.map is not None
+    ]
+
+
+def inserted(unit: str, path: str = "src/note.md") -> str:
+    """`unit` quoted as the answer and inserted under the host note's question, as Insert does:
+    a blank line, the body, a blank line, what followed, and the definitions at the end."""
+    ev = Evidence(1, path, ["Section"], 1, 9, unit, "0" * 64, 1.0)
+    body, defs = footnotes.render(render([(ev, unit)], [0], ""), [_citation(path)], "host.md")
+    return f"{BEFORE}\n\n{body}\n\n{AFTER}\n" + "\n".join(defs) + "\n"  # defs: a paragraph
+
+
+def _citation(path: str) -> Citation:
+    return Citation(1, path, "", ["Section"], citation_range(1, 9), "", "0" * 64, 1.0, "", 1, 9)
+
+
+def breaks(unit: str) -> bool:
+    """Whether inserting `unit` changes the host note's own blocks before or after it."""
+    host_before, host_after = _blocks(BEFORE), _blocks(AFTER)
+    got = _blocks(inserted(unit))
+    tail = [b for b in got if not b[1].startswith("[^kb-")]
+    return got[: len(host_before)] != host_before or tail[-len(host_after) :] != host_after
+
+
+def quotable(text: str) -> Iterator[str]:
+    """The code blocks and lists among a note's units."""
+    for unit in units(text):
+        if is_block(unit) or "\n- " in unit or "\n1. " in unit or unit[:2] in ("- ", "1."):
+            yield unit
+
+
+NESTED = """Group by a function:
+
+    ```tasks
+    group by function task.due.format("YYYY-MM")
+    ```
+
+More text after the example.
+"""
+
+
+def test_an_indented_example_holding_a_fence_stays_one_block_when_inserted() -> None:
+    (unit,) = [u for u in quotable(NESTED) if is_block(u)]
+    assert "```tasks" in unit and unit.split("\n")[1].startswith("````")
+    assert not breaks(unit)
+    assert ("paragraph", "Text after the answer.") in _blocks(inserted(unit))
+
+
+def test_a_fenced_block_quoting_a_fence_is_one_unit() -> None:
+    text = "Write this:\n\n````md\n```tasks\nnot done\n```\n````\n\nAfter."
+    blocks = [u for u in units(text) if is_block(u)]
+    assert len(blocks) == 1 and "not done" in blocks[0] and "```tasks" in blocks[0]
+    assert not breaks(blocks[0])
+
+
+def test_fixture_blocks_and_lists_never_break_a_note() -> None:
+    notes = sorted((ROOT / "fixtures").rglob("*.md"))
+    checked = [u for p in notes for u in quotable(p.read_text(encoding="utf-8", errors="replace"))]
+    assert checked, "the fixtures hold code blocks and lists"
+    assert [u for u in checked if breaks(u)] == []
+
+
+def corpus_check() -> tuple[int, list[tuple[str, str]]]:
+    """(units checked, (note, unit) of those that broke the host note) over every corpus."""
+    checked, broke = 0, []
+    for note in sorted(CORPORA.rglob("*.md")):
+        text = note.read_text(encoding="utf-8", errors="replace")
+        for unit in quotable(text):
+            checked += 1
+            if breaks(unit):
+                broke.append((str(note.relative_to(CORPORA)), unit))
+    return checked, broke
+
+
+@pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/corpora is not beside the checkout")
+def test_no_block_or_list_of_any_corpus_breaks_a_note() -> None:
+    checked, broke = corpus_check()
+    assert checked > 1000
+    assert broke == [], f"{len(broke)} of {checked} broke a note, first: {broke[:3]}"
+
+
+if __name__ == "__main__":  # the count for a closing note: python tests/test_insert_markdown.py
+    n, bad = corpus_check()
+    print({"checked": n, "broke": len(bad), "first": bad[:3]})
