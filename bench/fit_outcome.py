@@ -12,6 +12,7 @@ and unanswerables answered; the risk-coverage table over all questions (each sco
 that did not see its corpus); and the weights fitted on every corpus, to paste into outcome.py.
 
 Usage: python bench/fit_outcome.py RUN.jsonl... --questions Q.jsonl... [--precision 0.75]
+       [--unanswered 0.15]
 """
 
 from __future__ import annotations
@@ -88,11 +89,16 @@ def score(w: np.ndarray, x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-(np.hstack([x, np.ones((len(x), 1))]) @ w)))
 
 
-def threshold_for(p: np.ndarray, rows: list[dict[str, Any]], precision: float) -> float:
-    """The lowest threshold at which `answered` (p >= t) reaches `precision` on `rows`."""
+def threshold_for(
+    p: np.ndarray, rows: list[dict[str, Any]], precision: float, unanswered: float = 1.0
+) -> float:
+    """The lowest threshold at which `answered` (p >= t) reaches `precision` on `rows` and
+    answers at most `unanswered` of the questions the notes cannot answer."""
+    una = [v for r, v in zip(rows, p, strict=True) if not r["answerable"]]
     for t in np.arange(0.05, 0.96, 0.01):
         sel = [r for r, v in zip(rows, p, strict=True) if v >= t and r["answerable"]]
-        if sel and sum(r["positive"] for r in sel) / len(sel) >= precision:
+        wrong = sum(v >= t for v in una) / len(una) if una else 0.0
+        if sel and sum(r["positive"] for r in sel) / len(sel) >= precision and wrong <= unanswered:
             return float(round(t, 2))
     return 0.95
 
@@ -124,6 +130,7 @@ def main() -> None:
     ap.add_argument("--questions", nargs="+", required=True)
     ap.add_argument("--precision", type=float, default=0.75)
     ap.add_argument("--l2", type=float, default=1.0)
+    ap.add_argument("--unanswered", type=float, default=1.0, help="most unanswerables answered")
     a = ap.parse_args()
     # only rows the answerer quoted for (gate-settled ones have no features to weigh)
     rows = [r for r in load(a.runs, a.questions) if r.get("features") and r["has_facts"]]
@@ -134,13 +141,13 @@ def main() -> None:
         train = [r for r in rows if r["corpus"] != c]
         test_i = [i for i, r in enumerate(rows) if r["corpus"] == c]
         w = fit(matrix(train), np.array([float(r["positive"]) for r in train]), a.l2)
-        t = threshold_for(score(w, matrix(train)), train, a.precision)
+        t = threshold_for(score(w, matrix(train)), train, a.precision, a.unanswered)
         p = score(w, matrix([rows[i] for i in test_i]))
         for i, v in zip(test_i, p, strict=True):
             loco[i] = v - t + 0.5  # centred on its own fit's threshold
         held[c] = {"threshold": t, **figures(p, [rows[i] for i in test_i], t)}
     w = fit(matrix(rows), np.array([float(r["positive"]) for r in rows]), a.l2)
-    t_all = threshold_for(score(w, matrix(rows)), rows, a.precision)
+    t_all = threshold_for(score(w, matrix(rows)), rows, a.precision, a.unanswered)
     risk = [
         {"threshold": round(float(t), 2), **figures(loco, rows, float(t))}
         for t in (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)

@@ -310,3 +310,42 @@ def test_the_glossary_reads_the_longest_word_first():
     assert english_for("마감일이 지난 작업")[:3] == ["due", "date", "deadline"]
     assert "log" not in english_for("백로그에 쌓인 일")
     assert english_for("가상 환경") == english_for("가상환경")
+
+
+LOANWORD_NOTES = {
+    "git/rebase.md": "# Rewriting history\n\nSquash the last three commits: `git rebase -i HEAD~3`.\n",
+    "git/remotes.md": "# Remotes\n\nAdd a second remote with `git remote add upstream URL`.\n",
+    "linux/memory.md": "# Memory\n\nCheck free memory with `free -h` before resizing the swap file.\n",
+    "linux/disks.md": "# Disks\n\n`df -h` shows how full each mounted filesystem is.\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "note"),
+    [
+        ("리베이스로 커밋 세 개 합치기", "git/rebase.md"),
+        ("스왑 크기 늘리기 전에 확인할 것", "linux/memory.md"),
+    ],
+)
+def test_a_korean_loanword_finds_the_english_note_that_spells_it(
+    question, note, notes, write_note, open_workspace
+):
+    """`리베이스` and `스왑` are in no glossary: read as they sound, they are rebase and swap,
+    words the notes hold, and lexical search finds the note by them."""
+    for rel, text in LOANWORD_NOTES.items():
+        write_note(notes, rel, text)
+    ws = open_workspace(notes)
+    ws.refresh()
+    hits = ws.search(question, k=3, mode="lexical")
+    assert hits and paths(hits)[0] == note
+
+
+def test_a_loanword_pattern_spells_the_word_it_came_from():
+    from kebab.loanwords import latin_pattern
+    from kebab.text import latin_terms
+
+    pairs = {"도커": "docker", "리베이스": "rebase", "쿠버네티스": "kubernetes", "버전": "version"}
+    for korean, english in pairs.items():
+        pattern = latin_pattern(korean)
+        assert pattern is not None and re.fullmatch(pattern, latin_terms(english)[0]), korean
+    assert latin_pattern("docker") is None and latin_pattern("가") is None

@@ -33,7 +33,8 @@ from kebab.index.disk import keep_private, reason
 from kebab.index.lexical import query_terms
 from kebab.index.store import Store
 from kebab.index.vectors import Vectors
-from kebab.lexicon import korean_for
+from kebab.lexicon import english_for, korean_for
+from kebab.loanwords import latin_pattern
 from kebab.model import (
     CHUNKER_VERSION,
     INDEX_VERSION,
@@ -47,6 +48,7 @@ from kebab.text import (
     cjk_weights,
     is_korean,
     is_name,
+    korean_query_words,
     latin_terms,
     translated_terms,
 )
@@ -233,7 +235,17 @@ class Index:
             weights.update(dict.fromkeys(other_latin, weight))
             weights.update(dict.fromkeys(other_cjk, weight / 2))  # a word is two bigrams or so
             latin, cjk = latin + other_latin, cjk + other_cjk
-        return self.lexical.search(latin, cjk, limit, weights)
+        return self.lexical.search(latin, cjk, limit, weights, self._loanwords(question))
+
+    def _loanwords(self, question: str) -> dict[str, float]:
+        """Patterns for the Korean question's words the glossary has no English for, read as
+        loanwords (`도커` → docker), weighted as translated words are, over English notes."""
+        if not is_korean(question):
+            return {}
+        weight = TRANSLATED * (1 - self.korean_share())
+        words = [w for w in korean_query_words(question).split() if not english_for(w)]
+        patterns = [p for w in words if (p := latin_pattern(w)) is not None]
+        return dict.fromkeys(patterns, weight) if weight > 0.01 else {}
 
     def rarity(self, terms: list[str]) -> dict[str, float]:
         """Inverse document frequency of Latin `terms` over the passages (unknown terms: high)."""

@@ -73,9 +73,11 @@ class Lexical:
         cjk: list[str],
         limit: int,
         weights: dict[str, float] | None = None,
+        patterns: dict[str, float] | None = None,
     ) -> list[tuple[int, float]]:
         """(chunk key, BM25 score) best first; empty when the question has no usable terms.
-        `weights` scales a term's clause (CJK bigrams: a word counts once, `text.cjk_weights`)."""
+        `weights` scales a term's clause (CJK bigrams: a word counts once, `text.cjk_weights`);
+        `patterns` are regular expressions over Latin terms (`kebab.loanwords`), with theirs."""
         # One clause per term: the best of its fields plus a share of the others, so a word that
         # is both a note's title and its path (tldr: every page) is not counted three times over.
         schema = self.index.schema
@@ -89,12 +91,30 @@ class Lexical:
                 clause = tantivy.Query.disjunction_max_query(per_field, TIE_BREAKER)
                 w = (weights or {}).get(term, 1.0)
                 clauses.append(clause if w == 1.0 else tantivy.Query.boost_query(clause, w))
+        searcher = self.index.searcher()
+        for pattern, w in (patterns or {}).items():
+            spelled = self._spelled(searcher, pattern)
+            if spelled is not None:
+                clauses.append(tantivy.Query.boost_query(spelled, w))
         if not clauses:
             return []
         query = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in clauses])
-        searcher = self.index.searcher()
         result = searcher.search(query, limit, count=False)
         return [(int(searcher.doc(addr)["key"][0]), float(score)) for score, addr in result.hits]
+
+    def _spelled(self, searcher: tantivy.Searcher, pattern: str) -> tantivy.Query | None:
+        """A clause for passages holding a term `pattern` spells, scored as one matched term;
+        None when it matches no passage or so many (over 2%) that it says nothing."""
+        schema = self.index.schema
+        per_field = [
+            _boosted(tantivy.Query.regex_query(schema, f, pattern), f)
+            for f in ("body", "heading", "path")
+        ]
+        clause = tantivy.Query.disjunction_max_query(per_field, TIE_BREAKER)
+        found: int | None = getattr(searcher.search(clause, 1, count=True), "count", None)
+        if not found or found > max(20, 0.02 * int(searcher.num_docs)):
+            return None
+        return tantivy.Query.const_score_query(clause, 1.0)
 
     def unknown_terms(self, latin: list[str], cjk: list[str]) -> list[str]:
         """Query terms that occur in no indexed passage at all."""
