@@ -7,7 +7,7 @@
 import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 import { parseCitationHref } from "./core/answer";
-import { finishedState, followUpConversation, page, Turn, turnView } from "./core/panelView";
+import { finishedState, followUpConversation, page, resetMessages, ToWebview, Turn, turnMessages } from "./core/panelView";
 import type { Answer } from "./core/protocol";
 import { ask, AskParams, insertAnswer, Rpc } from "./core/protocol";
 
@@ -41,7 +41,7 @@ export class AnswerPanel implements vscode.Disposable {
     const conversation = options.followUp ? followUpConversation(this.turns) : undefined;
     const turn: Turn = { id: this.turns.length + 1, question, state: "waiting", streamed: "", followUp: !!conversation };
     this.turns.push(turn);
-    this.post(turn);
+    this.post(turn, true);
     const params: AskParams = { question };
     if (options.uri) {
       params.uri = options.uri;
@@ -78,7 +78,7 @@ export class AnswerPanel implements vscode.Disposable {
     this.show();
     const turn: Turn = { id: this.turns.length + 1, question: answer.question, state: finishedState(answer), streamed: "", answer };
     this.turns.push(turn);
-    this.post(turn);
+    this.post(turn, true);
   }
 
   show(): void {
@@ -112,16 +112,21 @@ export class AnswerPanel implements vscode.Disposable {
     }
   }
 
-  private post(turn: Turn): void {
-    void this.panel?.webview.postMessage({ type: "turn", turn: turnView(turn) });
-    void this.panel?.webview.postMessage({ type: "thread", followUp: followUpConversation(this.turns) !== undefined });
+  /** Show `turn` in the webview; `reveal`: it just started, so the panel scrolls to it. */
+  private post(turn: Turn, reveal = false): void {
+    this.send(turnMessages(this.turns, turn, reveal));
+  }
+
+  private send(messages: ToWebview[]): void {
+    for (const m of messages) {
+      void this.panel?.webview.postMessage(m);
+    }
   }
 
   private async receive(m: FromWebview): Promise<void> {
     switch (m.type) {
       case "ready":
-        await this.panel?.webview.postMessage({ type: "reset", turns: this.turns.map(turnView) });
-        await this.panel?.webview.postMessage({ type: "thread", followUp: followUpConversation(this.turns) !== undefined });
+        this.send(resetMessages(this.turns));
         return;
       case "open":
         return this.openCitation(m.href);

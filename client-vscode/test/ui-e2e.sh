@@ -59,6 +59,14 @@ fi
 # postinstall runs `npm install` in lib/vscode to build native modules), and the `node` package
 # fetches its binary in one. Allowed here only, for these throwaway installs in the cache.
 export npm_config_dangerously_allow_all_scripts=true npm_config_audit=false npm_config_fund=false
+# Behind a TLS-intercepting proxy the CA may be named only in the system npmrc ($prefix/etc/npmrc
+# of the system node). npm run by the downloaded Node 24 reads its own prefix's npmrc instead, so
+# it would not trust the proxy and code-server's install would fail: carry the setting over.
+system_cafile=${npm_config_cafile:-$(timeout 30 npm config get cafile 2>/dev/null || true)}
+if [ "${system_cafile#/}" != "$system_cafile" ] && [ -f "$system_cafile" ]; then # unset: "null"
+  export npm_config_cafile="$system_cafile"
+  say "npm trusts the CAs in $system_cafile (the system npm's cafile)"
+fi
 
 if [ ! -d "$here/node_modules/playwright-core" ]; then
   say "npm ci in client-vscode"

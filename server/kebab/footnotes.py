@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import takewhile
 from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote
@@ -33,6 +34,11 @@ DEFINITION = re.compile(
 )
 REFERENCE = re.compile(r"\[\^(?P<label>[^\]\s]+)\](?!:)")
 _ANY_DEFINITION = re.compile(r"^\[\^(?P<label>[^\]\s]+)\]:", re.MULTILINE)
+_FENCE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,})")
+_ALONE = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)|^\[\^[^\]\s]+\]:")  # a heading, a definition
+_QUOTED = re.compile(r"^\s*>\s?")
+_CALLOUT_HEAD = re.compile(r"^\s*>\s*\[!")
+_ENDS_CITED = re.compile(r"\[\^[^\]\s]+\][\s.,;:!?)\]\"'*_…。]*$")
 
 
 @dataclass(frozen=True)
@@ -198,6 +204,119 @@ def label_at(line: str, character: int) -> str | None:
     if d and character <= d.end():
         return d.group("label")
     return None
+
+
+# kebab's answer already in a note ----------------------------------------------------------------
+def answer_below(lines: list[str], line: int, quoted: bool = False) -> int | None:
+    """The last line of the answer kebab inserted under `line`, None when there is none. Insert
+    writes a blank line, then paragraphs whose every source is a kebab footnote and that end
+    citing one (`…02:30.[^kb-1]`; a code block's marker is on the line leading into it, or just
+    after it); the first paragraph that is not like that is the note's own writing and ends the
+    answer. `quoted`: under a callout's question, the answer inside the callout, every line
+    quoted, up to the callout's end."""
+    below = lines[line + 1] if line + 1 < len(lines) else "x"
+    if (_QUOTED.sub("", below, count=1) if quoted else below).strip():
+        return None  # the cheap test first: code actions ask for every line the cursor is on
+    body = lines[line + 1 :]
+    if quoted:
+        inside = takewhile(lambda s: _QUOTED.match(s) and not _CALLOUT_HEAD.match(s), body)
+        body = [_QUOTED.sub("", s, count=1) for s in inside]
+    last = None
+    for first, end in _blocks(body):
+        block = body[first : end + 1]
+        if _answers(block, lines):
+            last = end
+        elif not _is_code(block):  # a code block between two of its paragraphs is the answer's
+            break
+    return None if last is None else line + 1 + last
+
+
+def unused_definitions(lines: list[str], first: int, last: int) -> list[int]:
+    """The lines, outside `first`..`last`, of kebab's definitions that only those lines cite:
+    once they are gone, nothing in the note does (a label the person cited elsewhere keeps its
+    definition)."""
+    there = _labels_cited(lines[first : last + 1])
+    there -= _labels_cited(lines[:first] + lines[last + 1 :])
+    return [
+        i
+        for i, s in enumerate(lines)
+        if not first <= i <= last
+        and (m := DEFINITION.match(s))
+        and m["hash"]
+        and m["label"] in there
+    ]
+
+
+def kebab_labels(lines: list[str]) -> set[str]:
+    """The labels kebab's own definitions name (their link title holds the passage's hash)."""
+    return {m["label"] for s in lines if (m := DEFINITION.match(s)) and m["hash"]}
+
+
+def _labels_cited(lines: list[str]) -> set[str]:
+    return {r["label"] for s in lines for r in REFERENCE.finditer(s)}
+
+
+def _answers(block: list[str], lines: list[str]) -> bool:
+    """A paragraph as Insert writes it: it cites kebab's footnotes only (a `kb-` label, or one
+    kebab defined in `lines`: `footnote_labels = "numeric"`), and its last line of text ends
+    citing one. A person's remark that cites the answer's source mid-sentence is their own."""
+    labels = _labels_cited(block)
+    prose = _prose(block)
+    end = _ENDS_CITED.search(prose[-1]) if prose else None
+    if end is None or not labels:
+        return False
+    foreign = {x for x in labels if not x.startswith("kb-")}
+    return not foreign or foreign <= kebab_labels(lines)
+
+
+def _is_code(block: list[str]) -> bool:
+    """A paragraph that is only code: fenced, or indented as a code block."""
+    return not _prose(block) or block[0].startswith(("    ", "\t"))
+
+
+def _prose(block: list[str]) -> list[str]:
+    """The paragraph's lines outside its fenced code."""
+    out, fence = [], ""
+    for s in block:
+        after = _fence_after(s, fence)
+        if not fence and not after and s.strip():
+            out.append(s)
+        fence = after
+    return out
+
+
+def _blocks(lines: list[str]) -> Iterator[tuple[int, int]]:
+    """(first, last) line of each paragraph: runs between blank lines, a fenced block's blank
+    lines inside its run, a heading or a definition a block of its own. A fence that never
+    closes ends them: where its paragraph ends is not known."""
+    run: list[int] = []
+    fence = ""
+    for i, s in enumerate(lines):
+        if fence:
+            run.append(i)
+            fence = _fence_after(s, fence)
+        elif not s.strip() or _ALONE.match(s):
+            if run:
+                yield run[0], run[-1]
+            run = []
+            if s.strip():
+                yield i, i
+        else:
+            run.append(i)
+            fence = _fence_after(s, "")
+    if run and not fence:
+        yield run[0], run[-1]
+
+
+def _fence_after(line: str, fence: str) -> str:
+    """The fence open after `line`: `fence` until a line of at least as many of its character
+    closes it (CommonMark); a line opening one when none is open."""
+    if not fence:
+        m = _FENCE.match(line)
+        return m["fence"] if m else ""
+    closing = line.strip()
+    closes = len(closing) >= len(fence) and closing == fence[0] * len(closing)
+    return "" if closes else fence
 
 
 # What a definition points to now -------------------------------------------------------------

@@ -388,7 +388,9 @@ local function run_insert(client, bufnr, command)
     remember(client.config.root_dir or client.root_dir, answer)
     if result.applied then
       local n = #(answer.citations or {})
-      notify(("answer inserted with %d citation%s"):format(n, n == 1 and "" or "s"))
+      -- asked again: the server replaced its earlier answer under the line instead of adding one
+      local done = result.replaced and "answer replaced the earlier one," or "answer inserted"
+      notify(("%s with %d citation%s"):format(done, n, n == 1 and "" or "s"))
     elseif answer.grounded == false then
       insert_refused(client, answer) -- the float says why; the server's message stays quiet
     elseif running.message then

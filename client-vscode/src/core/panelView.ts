@@ -62,6 +62,30 @@ export function turnView(t: Turn): TurnView {
   };
 }
 
+/** What the extension posts to the webview. */
+export type ToWebview =
+  | { type: "turn"; turn: TurnView; reveal: boolean }
+  | { type: "reset"; turns: TurnView[] }
+  | { type: "thread"; followUp: boolean };
+
+/**
+ * The messages that show `turn`. `reveal` when the turn has just started (asked, or an answer made
+ * in the note): the webview scrolls to it, since it lands at the bottom while the person may be
+ * reading an earlier turn. Later updates leave the scrolling to them.
+ */
+export function turnMessages(turns: readonly Turn[], turn: Turn, reveal = false): ToWebview[] {
+  return [{ type: "turn", turn: turnView(turn), reveal }, threadMessage(turns)];
+}
+
+/** The messages that fill a new (or reloaded) webview; it shows the newest turn. */
+export function resetMessages(turns: readonly Turn[]): ToWebview[] {
+  return [{ type: "reset", turns: turns.map(turnView) }, threadMessage(turns)];
+}
+
+function threadMessage(turns: readonly Turn[]): ToWebview {
+  return { type: "thread", followUp: followUpConversation(turns) !== undefined };
+}
+
 /** The turn's state once its answer arrived. */
 export function finishedState(a: Answer): TurnState {
   return a.grounded ? "answered" : "refused";
@@ -140,6 +164,14 @@ const vscode = acquireVsCodeApi();
 const turns = document.getElementById("turns");
 const empty = document.getElementById("empty");
 function el(tag, cls, text) { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; }
+let revealing = 0; // a turn that started, to scroll to once the page has a layout (a hidden panel has none)
+function reveal() {
+  const box = revealing && document.getElementById("turn-" + revealing);
+  if (!box || !box.getClientRects().length) return;
+  box.scrollIntoView({ block: "start" });
+  revealing = 0;
+}
+window.addEventListener("resize", reveal);
 function upsert(v) {
   let box = document.getElementById("turn-" + v.id);
   const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
@@ -176,6 +208,10 @@ window.addEventListener("message", (event) => {
   const m = event.data;
   if (m.type === "turn") upsert(m.turn);
   if (m.type === "reset") { turns.textContent = ""; m.turns.forEach(upsert); empty.hidden = m.turns.length > 0; }
+  if ((m.type === "turn" && m.reveal) || (m.type === "reset" && m.turns.length)) {
+    revealing = m.type === "turn" ? m.turn.id : m.turns[m.turns.length - 1].id;
+    reveal();
+  }
   if (m.type === "thread") {
     const input = document.getElementById("question");
     input.placeholder = m.followUp ? "Ask a follow-up…" : "Ask a question…";

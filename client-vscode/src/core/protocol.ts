@@ -186,6 +186,7 @@ export const INSERT_ANSWER = "kebab.insertAnswer";
 
 export interface Inserted {
   applied: boolean; // the editor took the server's workspace/applyEdit
+  replaced?: boolean; // it took the place of kebab's earlier answer under the line (asked again)
   answer: Answer;
 }
 

@@ -3,7 +3,8 @@ and puts the answer under it with `[^kb-n]` footnotes and their definitions at t
 
 The answer takes a while; the note may change meanwhile. The edit is computed on the note as it
 is when the answer is ready (the question line found again by its text) and sent as a versioned
-edit, so it lands in the right place or not at all.
+edit, so it lands in the right place or not at all. A line kebab answered before gets the new
+answer in place of the old one (and of the definitions only that cited), never a second copy.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -32,6 +33,9 @@ _LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)
 _DEFINITION = re.compile(r"^\[\^[^\]\s]+\]:")
 _HEADING = re.compile(r"^#{1,6}(?:\s|$)")
 _ATTEMPTS = 3
+_REPLACED = "kebab: replaced the earlier answer under line {line}"
+
+Done = Literal["inserted", "replaced"]  # what an applied edit did to the note
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ def question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) 
     block = callout_block(lines, l0)
     if block is not None:
         first, last = block
+        last = _before_answer(lines, first, last)
         head = _CALLOUT.match(lines[first])
         body = [_QUOTE.sub(r"\g<rest>", s).strip() for s in lines[first + 1 : last + 1]]
         text = (head.group("rest").strip() if head else "") or " ".join(b for b in body if b)
@@ -89,6 +94,15 @@ def _askable(line: str) -> bool:
     if not text or _DEFINITION.match(text):
         return False
     return not _HEADING.match(text) or text.endswith(("?", "？"))
+
+
+def _before_answer(lines: list[str], first: int, last: int) -> int:
+    """The callout's last line before the answer kebab wrote inside it (the question ends
+    there and a new answer replaces that one), else its last line."""
+    for line in range(first, last):
+        if footnotes.answer_below(lines, line, quoted=True) == last:
+            return line
+    return last
 
 
 def callout_block(lines: list[str], line: int) -> tuple[int, int] | None:
@@ -126,8 +140,7 @@ async def insert_answer(ls: KebabServer, *args: Any) -> Any:
         callout = bool(_QUOTE.match(snap.lines[line]))
         held = Question(stored.question, line, snap.lines[line], callout)
         style = folder.cfg.footnote_labels if folder.cfg else "kb"
-        applied = await _apply(ls, uri, path, held, stored, style)
-        return {"applied": applied, "answer": to_builtins(stored)}
+        return _result(await _apply(ls, uri, path, held, stored, style), stored)
     question = question_at(snap.lines, (line, 0), (line, 0))
     if asked:
         question = Question(
@@ -141,10 +154,19 @@ async def insert_answer(ls: KebabServer, *args: Any) -> Any:
     answer = await ask_mod.answer(ls, folder, AskRequest(question=question.text, path=path), None)
     if not answer.grounded:
         _tell(ls, types.MessageType.Info, f"kebab: {_why_not(answer)}")
-        return {"applied": False, "answer": to_builtins(answer)}
+        return _result(None, answer)
     style = folder.cfg.footnote_labels if folder.cfg else "kb"
-    applied = await _apply(ls, uri, path, question, answer, style)
-    return {"applied": applied, "answer": to_builtins(answer)}
+    return _result(await _apply(ls, uri, path, question, answer, style), answer)
+
+
+def _result(done: Done | None, answer: Answer) -> dict[str, Any]:
+    """The command's response: whether the answer is in the note, and whether it replaced the
+    answer kebab had written under the line before."""
+    return {
+        "applied": done is not None,
+        "replaced": done == "replaced",
+        "answer": to_builtins(answer),
+    }
 
 
 def answer_edits(
@@ -156,43 +178,99 @@ def answer_edits(
     note_path: str | None,
     style: str,
 ) -> list[types.TextEdit]:
-    """The answer under `line`, and its footnote definitions at the end of the last line."""
+    """The answer under `line`, and its footnote definitions at the end of the note. An answer
+    kebab wrote under `line` before is replaced, with the definitions only it cited (the new
+    ones go where those were), so answering a line again never stacks a second answer."""
     lines = snap.lines
+    end = footnotes.answer_below(lines, line, callout)
+    gone = footnotes.unused_definitions(lines, line + 1, end) if end is not None else []
+    gone = [i for i in gone if i != line]  # answered under a definition (Insert at cursor)
+    dropped = set(gone) | set(range(line + 1, (end if end is not None else line) + 1))
+    rest = "\n".join(s for i, s in enumerate(lines) if i not in dropped)  # labels are free again
+    body, defs = _rendered(answer, rest, note_path, style)
+    edits = [_answer_edit(ls, lines, line, line if end is None else end, callout, body)]
+    if gone:
+        return edits + _definitions_replaced(ls, lines, gone, defs)
+    return edits + ([_definitions_appended(ls, lines, defs)] if defs else [])
+
+
+def _rendered(
+    answer: Answer, note_text: str, note_path: str | None, style: str
+) -> tuple[str, list[str]]:
+    """The answer's body with `[^label]` references, and its new definitions, for this note."""
     if note_path is not None:
-        body, defs = footnotes.for_note(
-            answer.answer, answer.citations, snap.text, note_path, style
-        )
-    else:
-        first = footnotes.next_label(snap.text, style)
-        body, defs = footnotes.render(answer.answer, answer.citations, None, first, style)
+        return footnotes.for_note(answer.answer, answer.citations, note_text, note_path, style)
+    first = footnotes.next_label(note_text, style)
+    return footnotes.render(answer.answer, answer.citations, None, first, style)
+
+
+def _answer_edit(
+    ls: KebabServer, lines: list[str], line: int, end: int, callout: bool, body: str
+) -> types.TextEdit:
+    """The body after `line`, in place of lines `line`+1..`end` (an earlier answer) if any."""
     body_lines = body.strip("\n").split("\n")
     if callout:
         body_lines = ["", *body_lines]
         text = "\n" + "\n".join(f"> {b}" if b else ">" for b in body_lines)
     else:
         text = "\n\n" + "\n".join(body_lines)
-    after = lines[line + 1] if line + 1 < len(lines) else ""
+    after = lines[end + 1] if end + 1 < len(lines) else ""
     if after.strip() and not (callout and _QUOTE.match(after)):
         text += "\n"
-    edits = [types.TextEdit(range=_at(textmod.end_of_line(ls, lines, line)), new_text=text)]
-    if defs:
-        last = len(lines) - 1
-        if last > 0 and lines[last] == "":
-            # The note ends with a newline: insert at the end of the last real line, never past
-            # the final newline (Neovim adds a blank line for an edit there); the newline stays.
-            last -= 1
-        last_content = next((s for s in reversed(lines) if s.strip()), "")
-        gap = "" if _DEFINITION.match(last_content) else "\n"
-        new_text = "\n" + gap + "\n".join(defs)
-        edits.append(
-            types.TextEdit(range=_at(textmod.end_of_line(ls, lines, last)), new_text=new_text)
+    start, stop = textmod.end_of_line(ls, lines, line), textmod.end_of_line(ls, lines, end)
+    return types.TextEdit(range=types.Range(start=start, end=stop), new_text=text)
+
+
+def _definitions_appended(ls: KebabServer, lines: list[str], defs: list[str]) -> types.TextEdit:
+    """The definitions after the note's last line, a blank line before them unless it is one."""
+    last = len(lines) - 1
+    if last > 0 and lines[last] == "":
+        # The note ends with a newline: insert at the end of the last real line, never past
+        # the final newline (Neovim adds a blank line for an edit there); the newline stays.
+        last -= 1
+    last_content = next((s for s in reversed(lines) if s.strip()), "")
+    gap = "" if _DEFINITION.match(last_content) else "\n"
+    new_text = "\n" + gap + "\n".join(defs)
+    return types.TextEdit(range=_at(textmod.end_of_line(ls, lines, last)), new_text=new_text)
+
+
+def _definitions_replaced(
+    ls: KebabServer, lines: list[str], gone: list[int], defs: list[str]
+) -> list[types.TextEdit]:
+    """The new definitions in place of the first run of unused ones; the other runs deleted."""
+    runs: list[tuple[int, int]] = []
+    for i in gone:
+        if runs and runs[-1][1] == i - 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    (first, last), *others = runs
+    edits = [_lines_deleted(ls, lines, a, b) for a, b in others]
+    if not defs:
+        return [_lines_deleted(ls, lines, first, last), *edits]
+    at = types.Range(
+        start=types.Position(line=first, character=0),
+        end=textmod.end_of_line(ls, lines, last),
+    )
+    return [types.TextEdit(range=at, new_text="\n".join(defs)), *edits]
+
+
+def _lines_deleted(ls: KebabServer, lines: list[str], first: int, last: int) -> types.TextEdit:
+    """Lines `first`..`last` and one line break gone, never touching the position past the
+    note's final newline (Neovim adds a line for an edit there)."""
+    if first > 0:
+        start = textmod.end_of_line(ls, lines, first - 1)
+        return types.TextEdit(
+            range=types.Range(start=start, end=textmod.end_of_line(ls, lines, last)), new_text=""
         )
-    return edits
+    end = types.Position(line=last + 1, character=0)
+    return types.TextEdit(range=types.Range(start=types.Position(0, 0), end=end), new_text="")
 
 
 async def _apply(
     ls: KebabServer, uri: str, path: str | None, question: Question, answer: Answer, style: str
-) -> bool:
+) -> Done | None:
+    """Edit the note as it is now; what was done, None when the editor did not take the edit."""
     for _ in range(_ATTEMPTS):
         snap = await asyncio.to_thread(textmod.read_snapshot, ls, uri)
         line = _find_again(snap.lines, question) if snap is not None else None
@@ -203,7 +281,8 @@ async def _apply(
                 "kebab: the question changed while the answer "
                 "was being written; nothing was inserted (the answer is in the response)",
             )
-            return False
+            return None
+        replacing = footnotes.answer_below(snap.lines, line, question.callout) is not None
         edit = textmod.workspace_edit(
             ls, snap, answer_edits(ls, snap, line, question.callout, answer, path, style)
         )
@@ -215,9 +294,11 @@ async def _apply(
             _tell(
                 ls, types.MessageType.Warning, f"kebab: the editor could not apply the answer: {e}"
             )
-            return False
+            return None
         if result.applied:
-            return True
+            if replacing:
+                _tell(ls, types.MessageType.Info, _REPLACED.format(line=line + 1))
+            return "replaced" if replacing else "inserted"
         now = textmod.open_snapshot(ls, uri)
         if now is None or now.version == snap.version:  # refused for another reason
             _tell(
@@ -226,11 +307,11 @@ async def _apply(
                 "kebab: the editor did not apply the answer: "
                 f"{result.failure_reason or 'no reason given'}",
             )
-            return False
+            return None
     _tell(
         ls, types.MessageType.Warning, "kebab: the note kept changing; the answer was not inserted"
     )
-    return False
+    return None
 
 
 def _find_again(lines: list[str], q: Question) -> int | None:

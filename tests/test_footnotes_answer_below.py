@@ -1,0 +1,75 @@
+"""Finding the answer kebab inserted under a line, so that answering the line again replaces it
+(issue 27, item 5): where the answer ends, and which of its definitions nothing else cites."""
+
+from __future__ import annotations
+
+from kebab.footnotes import answer_below, unused_definitions
+
+DEF1 = '[^kb-1]: [Backups › Schedule](../ops/backup.md#schedule "kb:4701d6a9a16c") L12–L26'
+DEF2 = '[^kb-2]: [Backups › Restore](../ops/backup.md#restore "kb:976a5b5a408d") L49–L62'
+
+
+def lines(text: str) -> list[str]:
+    return text.split("\n")
+
+
+def test_the_answer_ends_where_the_notes_own_writing_starts() -> None:
+    note = lines(
+        "When does the backup run?\n\n"
+        "The job runs every day at 02:30.[^kb-1]\n"
+        "A check runs on Sundays.[^kb-1]\n\n"
+        "- one step[^kb-2]\n- another step[^kb-2]\n\n"
+        "My own remark about parsnips.\n\n"
+        f"{DEF1}\n{DEF2}\n"
+    )
+    assert answer_below(note, 0) == 6  # the list's last item
+    assert answer_below(note, 2) is None  # no blank line under it: nothing kebab wrote there
+    assert answer_below(note, len(note) - 1) is None
+
+
+def test_a_quoted_code_block_is_part_of_the_answer_whichever_side_its_marker_is() -> None:
+    note = lines(
+        "How do I restore a file?\n\n"
+        "Restoring a single file:[^kb-2]\n```bash\n# list snapshots\n\nrestic snapshots\n```\n\n"
+        "```bash\nrestic restore latest\n```\n[^kb-2]\n\n"
+        "```sh\nmy own script\n```\n\n"
+        f"{DEF2}"
+    )
+    assert answer_below(note, 0) == 12  # the marker line after the second block
+    between = lines("Q?\n\nLead-in:[^kb-1]\n\n```\ncode\n```\n\nAfter the block.[^kb-1]\n\nMine.")
+    assert answer_below(between, 0) == 8  # a code block between two of its paragraphs
+    unclosed = lines("Q?\n\nLead-in:[^kb-1]\n```\nnever closed\n\nMine.[^kb-1]")
+    assert answer_below(unclosed, 0) is None  # where it ends is not known: nothing is replaced
+
+
+def test_a_persons_writing_that_cites_the_answers_source_is_not_the_answer() -> None:
+    mid = lines("Q?\n\nAt 02:30.[^kb-1]\n\nI keep [^kb-1] here as a reminder.\n\nMore.[^kb-1]")
+    assert answer_below(mid, 0) == 2
+    mixed = lines("Q?\n\nAt 02:30.[^kb-1]\n\nMy view[^1] agrees.[^kb-1]\n\n[^1]: mine")
+    assert answer_below(mixed, 0) == 2  # it also cites the person's own footnote
+    heading = lines("Q?\n\nAt 02:30.[^kb-1]\n## Next section\nText.[^kb-1]")
+    assert answer_below(heading, 0) == 2
+
+
+def test_numeric_labels_count_when_kebab_defined_them() -> None:
+    kebab = DEF1.replace("kb-1", "3")
+    note = lines(f"Q?\n\nAt 02:30.[^3]\n\nMine.[^1]\n\n[^1]: my own footnote\n{kebab}")
+    assert answer_below(note, 0) == 2
+    assert answer_below(lines("Q?\n\nMine.[^1]\n\n[^1]: my own footnote"), 0) is None
+
+
+def test_in_a_callout_the_answer_is_the_rest_of_the_callout() -> None:
+    note = lines(
+        "> [!question] When?\n>\n> At 02:30.[^kb-1]\n>\n> Kept 7 days.[^kb-1]\n"
+        "> [!question] Another?\n\nAfter."
+    )
+    assert answer_below(note, 0, quoted=True) == 4
+    assert answer_below(note, 5, quoted=True) is None
+
+
+def test_definitions_only_the_answer_cites_are_unused_once_it_goes() -> None:
+    note = lines(
+        f"Q?\n\nAt 02:30.[^kb-1] Restore it so.[^kb-2]\n\nI keep [^kb-1] in mind.\n\n"
+        f"{DEF1}\n{DEF2}\n[^kb-3]: a definition I wrote by hand"
+    )
+    assert unused_definitions(note, 1, 2) == [7]  # kb-1 is cited by the person too
