@@ -29,6 +29,9 @@ from kebab.workspace import Workspace
 
 MAX_LINES = 400  # read_passage returns at most this many lines
 RESYNC_AFTER_S = 10.0  # a tool call starts a freshness check when the last one is older
+# Text arguments hold something besides spaces: a query of spaces would match every passage
+# by meaning, and is refused with the sentence an empty one gets (the schema says so too).
+NOT_BLANK = r"\S"
 
 INSTRUCTIONS = (
     "Tools over the user's Markdown notes. search_notes finds passages; ask_notes answers a "
@@ -138,7 +141,10 @@ def build(ws: Workspace) -> MCPServer[Any]:
 
     @server.tool(annotations=read_only)
     async def search_notes(
-        query: Annotated[str, Field(min_length=1, description="what to look for, in any words")],
+        query: Annotated[
+            str,
+            Field(min_length=1, pattern=NOT_BLANK, description="what to look for, in any words"),
+        ],
         k: Annotated[int, Field(ge=1, le=50, description="how many passages")] = 8,
         mode: Literal["hybrid", "lexical", "vector"] = "hybrid",
         path_glob: Annotated[
@@ -157,7 +163,9 @@ def build(ws: Workspace) -> MCPServer[Any]:
 
     @server.tool(annotations=read_only)
     async def ask_notes(
-        question: Annotated[str, Field(min_length=1, description="the question")],
+        question: Annotated[
+            str, Field(min_length=1, pattern=NOT_BLANK, description="the question")
+        ],
         conversation: Annotated[
             str | None, Field(description="a previous answer's conversation, to follow up")
         ] = None,
@@ -197,7 +205,10 @@ def build(ws: Workspace) -> MCPServer[Any]:
 
     @server.tool(annotations=read_only)
     async def read_passage(
-        path: Annotated[str, Field(min_length=1, description="a note's path inside the notes")],
+        path: Annotated[
+            str,
+            Field(min_length=1, pattern=NOT_BLANK, description="a note's path inside the notes"),
+        ],
         start_line: Annotated[int, Field(ge=1, description="first line, 1-based")] = 1,
         end_line: Annotated[int | None, Field(ge=1, description="last line, inclusive")] = None,
     ) -> dict[str, Any]:

@@ -10,6 +10,8 @@
 ;; inserted [^kb-1], `M-.' into the cited note in a subfolder (the same server must take it),
 ;; search the notes with `xref-find-apropos' (workspace/symbol), and see a diagnostic once the
 ;; cited passage changes.  Everything it saw goes to KBTEST_OUT as JSON; the Python test asserts.
+;; A hover is also read as eldoc's echo area shows it in an 80x40 terminal (`kb--echo-area'),
+;; on inbox/cited.md too, whose footnote cites a passage of lines far wider than that.
 ;; Every wait polls with a deadline (`kb--wait'); nothing sleeps blindly.
 
 (require 'cl-lib)
@@ -46,6 +48,38 @@
 
 (defun kb--line-text ()
   (buffer-substring-no-properties (line-beginning-position) (line-end-position)))
+
+(defun kb--visible (string)
+  "STRING without its invisible parts (the Markdown markup gfm-view-mode hides)."
+  (let ((out "") (i 0))
+    (while (< i (length string))
+      (let ((next (next-single-property-change i 'invisible string (length string))))
+        (unless (get-text-property i 'invisible string)
+          (setq out (concat out (substring-no-properties string i next))))
+        (setq i next)))
+    out))
+
+(defun kb--echo-area (doc)
+  "The lines eldoc echoes for the hover DOC in an 80x40 terminal, as shown, with their widths.
+Emacs 28's eldoc takes as many lines as the echo area may grow to (`max-mini-window-height'
+of the frame's 38 lines); Emacs shows a message taller than that, in screen lines, from its
+end, so the header stays in sight only if no line is wider than the terminal."
+  (let* ((lines (truncate (* 38 max-mini-window-height)))
+         (text (if (fboundp 'eldoc--echo-area-substring)
+                   (with-current-buffer (eldoc--format-doc-buffer (list (list doc)))
+                     (save-excursion (eldoc--echo-area-substring lines)))
+                 doc)))
+    (mapcar (lambda (line) `((text . ,line) (width . ,(string-width line))))
+            (seq-take (split-string (kb--visible text) "\n") lines))))
+
+(defun kb--hover-doc ()
+  "What eglot's hover at point gives eldoc."
+  ;; What eglot's idle timer does after an edit; batch Emacs is never idle.
+  (when eglot--recent-changes (eglot--signal-textDocument/didChange))
+  (let (doc)
+    (eglot-hover-eldoc-function (lambda (info &rest _) (setq doc (or info ""))))
+    (kb--wait "eglot's hover for eldoc" 15 (lambda () doc))
+    doc))
 
 (defun kb--uri-path (uri)
   (file-relative-name (eglot--uri-to-path uri) kb--root))
@@ -214,14 +248,23 @@ Nothing is executed: the menu is read, then left.  An alist of title -> the aske
 
       (setq kb--step "hover (eldoc) on [^kb-1]")
       (goto-char (+ ref-pos 3))
-      ;; What eglot's idle timer does after an edit; batch Emacs is never idle.
-      (when eglot--recent-changes (eglot--signal-textDocument/didChange))
       (kb--see 'hover_in_eldoc_functions
                (if (memq #'eglot-hover-eldoc-function eldoc-documentation-functions) t :json-false))
-      (let (doc)
-        (eglot-hover-eldoc-function (lambda (info &rest _) (setq doc (or info ""))))
-        (kb--wait "eglot's hover for eldoc" 15 (lambda () doc))
-        (kb--see 'eldoc_hover doc))
+      (let ((doc (kb--hover-doc)))
+        (kb--see 'eldoc_hover (substring-no-properties doc))
+        (kb--see 'eldoc_echo_area (kb--echo-area doc)))
+
+      (setq kb--step "hover (eldoc) on a footnote citing lines wider than the terminal")
+      (let ((note (current-buffer)))
+        (find-file (expand-file-name "inbox/cited.md" kb--root))
+        (switch-to-buffer (current-buffer))
+        (run-hooks 'post-command-hook)
+        (kb--wait "eglot to manage inbox/cited.md" 15 (lambda () eglot--managed-mode))
+        (goto-char (point-min))
+        (search-forward "[^kb-1]")
+        (goto-char (+ (match-beginning 0) 3))
+        (kb--see 'eldoc_echo_area_long (kb--echo-area (kb--hover-doc)))
+        (switch-to-buffer note))
 
       (setq kb--step "no ask action at the end of the footnote definition")
       (goto-char (point-min))

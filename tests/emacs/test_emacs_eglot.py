@@ -3,7 +3,9 @@ Emacs 28.2) and runs tests/emacs/kebab-eglot-test.el against the real `kebab ser
 private copy of fixtures/workspace, its index in tmp. The script does what a person does in
 Emacs with the README's configuration (markdown-mode starts eglot, `M-x eglot-code-actions` on
 words of several lines, "Answer with kebab", hover, `M-.` into a subfolder, xref-find-apropos,
-a diagnostic) and writes what it saw as JSON; the tests below read that.
+a diagnostic) and writes what it saw as JSON; the tests below read that. The hover is also
+read as eldoc's echo area shows it in an 80x40 terminal (Emacs 28 shows a message taller than
+the echo area from its end: one line wider than the terminal hid the hover's header).
 
 The vault is marked the way an Obsidian vault is, by an `.obsidian` folder: no kebab.toml, no
 .git, so only the README's root marker keeps a subfolder's note on the same server.
@@ -40,6 +42,34 @@ I check the restic logs every Monday.
 
 ## Notes
 """
+# An Obsidian note as people write them: a paragraph per line, lines far wider than a terminal.
+GROUPING = """# Grouping
+
+## Custom Groups
+
+To divide the matching tasks up with headings, you can add `group by function` lines to the query, and the groups are sorted by their names, so a function that returns a date string sorts its groups in date order.
+
+The function is written in JavaScript and receives the task as `task`; whatever it returns becomes the group's heading, and a task for which it returns an empty string is put in no group at all.
+"""
+ECHO_COLUMNS = 79  # an 80-column terminal wraps a longer line (its last column shows `\`)
+
+
+def cite_grouping(root: Path) -> str:
+    """A note citing GROUPING's passage, as Insert writes it: the header its hover shows."""
+    from kebab.markdown import parse
+
+    chunk = next(c for c in parse("tasks/grouping.md", GROUPING).chunks if "JavaScript" in c.text)
+    title = " › ".join(chunk.heading_path)
+    definition = (
+        f'[^kb-1]: [{title}](../tasks/grouping.md#custom-groups "kb:{chunk.content_hash[:12]}") '
+        f"L{chunk.start_line}–L{chunk.end_line}"
+    )
+    (root / "tasks").mkdir()
+    (root / "tasks" / "grouping.md").write_text(GROUPING, encoding="utf-8")
+    (root / "inbox" / "cited.md").write_text(
+        f"# Cited\n\nGroups are sorted by their names.[^kb-1]\n\n{definition}\n", "utf-8"
+    )
+    return f"{title} · tasks/grouping.md lines L{chunk.start_line}–L{chunk.end_line}"
 
 
 def _emacs_without_eglot() -> tuple[str | None, str]:
@@ -79,6 +109,7 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     shutil.copytree(FIXTURE, root)
     (root / ".obsidian").mkdir()  # the vault's only root marker
     (root / "inbox" / "weekly.md").write_text(WEEKLY, encoding="utf-8")
+    header = cite_grouping(root)
     out = tmp / "out.json"
     env = {
         k: v
@@ -102,6 +133,7 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     result["_output"] = output[:9] + output[-4000:]
     result["_seconds"] = time.monotonic() - started
+    result["_grouping_header"] = header
     print(f"emacs session: {result['_seconds']:.1f}s, emacs {result.get('emacs_version')}")
     return result
 
@@ -161,6 +193,18 @@ def test_hover_on_the_reference_shows_the_cited_passage(seen: dict[str, Any]) ->
     assert seen.get("hover_in_eldoc_functions") is True, _show(seen)
     hover = seen.get("eldoc_hover") or ""
     assert "02:30" in hover or "Schedule" in hover, hover
+    echo = [line["text"] for line in seen["eldoc_echo_area"]]
+    assert echo[0] == "Home server backups › Schedule · ops/backup.md lines L12–L26", echo
+    assert "02:30" in "\n".join(echo), echo  # the passage itself, not only its heading
+
+
+def test_the_echo_area_keeps_the_hovers_header_over_long_lines(seen: dict[str, Any]) -> None:
+    """Every line eldoc echoes fits the terminal, so the echo area (which shows a message
+    taller than itself from its end) starts with the header: which note, which lines."""
+    echo = seen["eldoc_echo_area_long"]
+    assert echo and echo[0]["text"] == seen["_grouping_header"], echo
+    assert [line for line in echo if line["width"] > ECHO_COLUMNS] == [], echo
+    assert "in date order" in " ".join(line["text"] for line in echo), echo  # the passage
 
 
 def test_definition_opens_the_cited_lines(seen: dict[str, Any]) -> None:

@@ -13,14 +13,9 @@ from kebab import footnotes
 from kebab.lsp import notes
 from kebab.lsp import text as textmod
 from kebab.lsp.context import guarded, note_at
+from kebab.lsp.hover import preview
 from kebab.lsp.server import KebabServer
 from kebab.paths import resolve_inside
-
-_NOTICE = {
-    "changed": "⚠ source changed since this answer",
-    "missing": "⚠ source not found",
-    "moved": "↪ the passage moved",
-}
 
 
 def register(server: KebabServer) -> None:
@@ -83,16 +78,3 @@ async def cited_at(ls: KebabServer, uri: str, position: types.Position) -> footn
     if d is None:
         return None
     return await asyncio.to_thread(footnotes.resolve, note.folder.root, d, notes.reader(ls))
-
-
-def preview(s: footnotes.Cited) -> str:
-    """The hover: heading path, `path` lines L–L, a notice when it changed, then the text."""
-    d = s.definition
-    head = f"**{d.title}** · `{d.path}` lines L{s.start_line}–L{s.end_line}"
-    parts = [head]
-    if s.state in _NOTICE:
-        notice = _NOTICE[s.state]
-        parts.append(f"{notice}: {s.reason}" if s.reason and s.state != "changed" else notice)
-    if s.text:
-        parts.append("\n".join(f"> {line}" if line else ">" for line in s.text.split("\n")))
-    return "\n\n".join(parts)

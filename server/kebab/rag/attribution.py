@@ -12,13 +12,17 @@ with the index, as the extractive answerer reads them):
   ungrounded when the notes say 7);
 - a sentence no unit supports stays uncited; when such sentences outnumber the supported ones
   the answer is not grounded.
+
+An answer that only repeats the question, or that repeats the prompt itself (a model too small
+for the task, or served with the wrong chat template, echoes `Question: … <evidence> <passage …`),
+is no answer: it is refused in one sentence, never listed as unsupported fragments.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -27,6 +31,7 @@ from kebab.llm import Evidence
 from kebab.llm.extractive import StoredVectors, missing_key_terms, unit_vectors
 from kebab.model import By
 from kebab.rag import citations
+from kebab.rag.prompt import SYSTEM_RULES
 from kebab.text import STOPWORDS, coverage, is_korean, query_words, terms_of, translated_words
 from kebab.units import split_sentences, units
 
@@ -61,6 +66,17 @@ _LIST_MARK = re.compile(r"^\s*([-*+]|\d+[.)])\s+")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)")
 _PSEUDO_MARKER = re.compile(r"\[\^?\s*#?\s*\d{1,3}\s*\]|\(#\d{1,3}\)")
 _ONLY_MARKERS = re.compile(r"^[\s.,;:!?。]*((\[#\d{1,3}\])[\s.,;:!?。]*)+$")
+# The prompt's own scaffolding (kebab.rag.prompt): its evidence tags (escaped or not), a passage
+# label's attributes, and the line that closes the user message. No answer holds them.
+_PROMPT_PARTS = re.compile(
+    r"<\\?/?(?:passage|evidence)\b|\bmarker=\"\[#\d+\]\"|\blines=\"\d+-\d+\""
+    r"|^\s*Answer the question:",
+    re.IGNORECASE | re.MULTILINE,
+)
+# a rule line of the system prompt long enough not to be said by chance
+_RULES = [r.strip("- ").strip() for r in SYSTEM_RULES.split("\n") if len(r.strip("- ")) >= 40]
+
+Echo = Literal["question", "prompt"]
 
 
 @dataclass
@@ -98,7 +114,7 @@ class Verdict:
     unknown: list[int]
     by: dict[int, By] = field(default_factory=dict)
     unsupported: list[str] = field(default_factory=list)  # invented values, then sentences
-    echo: bool = False
+    echo: Echo | None = None  # the answer only repeats the question, or the prompt
     # the verdict on the model's own markers alone (what `explain` shows, `kebab eval` compares)
     by_markers: bool = False
     model_markers: list[int] = field(default_factory=list)
@@ -110,13 +126,17 @@ def judge(
     """The verdict on a finished answer. A model's answer (`generative`) is grounded when its
     claims are supported, whoever placed the markers; markers that name no packed passage, an
     answer saying the evidence is lacking and an echo of the question are never grounded. The
-    extractive answerer's own markers are taken as they are (it quotes the units it cites)."""
+    extractive answerer's own markers are taken as they are (it quotes the units it cites).
+    An echo of the prompt is judged first: its text is the prompt's (the rules' own "do not
+    contain enough evidence", the passages' markers), so it is kept out of the answer."""
     grounded, valid, unknown = citations.judge(text, len(evidence))
     strict = {"by_markers": grounded, "model_markers": valid}
+    if generative and is_prompt_echo(question, text):
+        return Verdict("", False, [], [], echo="prompt", **strict)
     if not generative or unknown or not text.strip() or citations.self_declared_lack(text):
         return Verdict(text, grounded, valid, unknown, dict.fromkeys(valid, "model"), **strict)
     if is_echo(question, text):
-        return Verdict(text, False, [], [], echo=True, **strict)
+        return Verdict(text, False, [], [], echo="question", **strict)
     embedder = index.embedder if index is not None else None
     att = attribute(text, evidence, embedder, index, question)
     packed = {ev.marker for ev in evidence}
@@ -130,7 +150,15 @@ def refusal_words(question: str, verdict: Verdict) -> str | None:
     """Why a model's answer is not grounded, in the question's language; None when it is a
     refusal of its own (the model said the notes lack the answer)."""
     ko = is_korean(question)
-    if verdict.echo:
+    if verdict.echo == "prompt":
+        return (
+            "모델이 답하지 않고 지시문을 되풀이했습니다: 모델이 너무 작거나 채팅 템플릿이 "
+            "맞지 않을 수 있습니다."
+            if ko
+            else "The model repeated its instructions instead of answering: it may be too "
+            "small, or its chat template is wrong."
+        )
+    if verdict.echo == "question":
         return (
             "모델이 답하지 않고 질문을 되풀이했습니다."
             if ko
@@ -221,6 +249,16 @@ def is_echo(question: str, text: str) -> bool:
     if not said or any(v not in question for v in _values(bare)):
         return False
     return len(said - terms_of(question)) * 5 < len(said)
+
+
+def is_prompt_echo(question: str, text: str) -> bool:
+    """Whether the answer repeats kebab's prompt rather than answering: it holds the prompt's
+    scaffolding (evidence tags, a passage label, `Question: {question}`, the closing line) or
+    a line of its rules. No answer says these; a model that echoes its input says them all."""
+    if _PROMPT_PARTS.search(text):
+        return True
+    flat = " ".join(text.split())
+    return f"Question: {' '.join(question.split())}" in flat or any(r in flat for r in _RULES)
 
 
 class _Held:
