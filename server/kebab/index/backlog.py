@@ -1,5 +1,9 @@
 """The embedding backlog: passage vectors for passages that have none, then one vector per
-quotable unit, in batches that give way when a writer waits."""
+quotable unit, in batches that give way when a writer waits.
+
+A job that can be asked to stop (`should_stop`) runs short batches (`Pace`): a question asked
+meanwhile needs the embedding model for its own vectors and waits for the batch in flight, so
+that batch must take a fraction of a second, whatever `batch_size` says."""
 
 from __future__ import annotations
 
@@ -20,6 +24,34 @@ if TYPE_CHECKING:
     from kebab.index import Index, Progress
 
 log = logging.getLogger(__name__)
+
+BATCH_SECONDS = 0.5  # what a question (or an edit) waits behind at most, give or take
+FIRST_BATCH = 8  # rows in the first batch, before the pace is known
+GROWTH = 4  # a batch is at most this many times the last one: one quick batch proves little
+
+
+class Pace:
+    """Batch sizes for a job that others may wait behind: a small first batch, then each one
+    sized by the pace just measured to take about BATCH_SECONDS, never past `most`. Without
+    `should_stop` nobody waits, and every batch has `most` rows."""
+
+    def __init__(self, most: int, should_stop: Callable[[], bool] | None = None) -> None:
+        self.most = max(1, most)
+        self.paced = should_stop is not None
+        self.size = min(FIRST_BATCH, self.most) if self.paced else self.most
+        self._started = time.monotonic()
+
+    def start(self) -> int:
+        """The rows to take now; the batch's time counts from here."""
+        self._started = time.monotonic()
+        return self.size
+
+    def done(self, rows: int) -> None:
+        """`rows` were handled since `start`: size the next batch."""
+        took = time.monotonic() - self._started
+        if self.paced and rows and took > 0:
+            fits = int(rows * BATCH_SECONDS / took)
+            self.size = max(1, min(self.most, GROWTH * rows, fits))
 
 
 def embedding_text(chunk: Chunk) -> str:
@@ -42,8 +74,9 @@ def embed_pending(
     done = 0
     last_save = time.monotonic()
     after = -1
+    pace = Pace(batch_size, should_stop)
     while not (should_stop and should_stop()):
-        rows = vector_rows.pending_embeddings(ix.store, ix.embedder.id, batch_size, after)
+        rows = vector_rows.pending_embeddings(ix.store, ix.embedder.id, pace.start(), after)
         if not rows:
             break
         after = rows[-1][0]
@@ -59,6 +92,7 @@ def embed_pending(
             vector_rows.put_embeddings(ix.store, ix.embedder.id, hashes, vecs)
         keys, stored = vector_rows.vectors_for_hashes(ix.store, ix.embedder.id, hashes)
         ix.vectors.add(keys, stored)
+        pace.done(len(rows))
         done += len(pending)
         if progress:
             progress("embedding", done, total)
@@ -83,9 +117,9 @@ def embed_units(
     model = ix.units_model()
     total = vector_rows.count_pending(ix.store, model, "unit_vectors")
     done, after = 0, -1
-    per_batch = max(batch_size // 4, 8)  # passages per batch; each brings several units
+    pace = Pace(max(batch_size // 4, 8), should_stop)  # passages; each brings several units
     while not (should_stop and should_stop()):
-        rows = vector_rows.pending_units(ix.store, ix.embedder.id, model, per_batch, after)
+        rows = vector_rows.pending_units(ix.store, ix.embedder.id, model, pace.start(), after)
         if not rows:
             break
         after = rows[-1][0]
@@ -108,6 +142,7 @@ def embed_units(
             vector_rows.put_unit_vectors(
                 ix.store, model, [(h, vecs[i : i + n]) for h, i, n in spans]
             )
+        pace.done(len(rows))
         done += len(todo)
         if progress:
             progress("units", done, total)

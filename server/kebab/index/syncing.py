@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from kebab import markdown
 from kebab.index import vector_rows
+from kebab.index.backlog import Pace
 from kebab.index.disk import failing_writes, write_atomic
 from kebab.index.files import NoteFile, read_note, scan
 from kebab.model import Chunk, Document, IndexSummary, Skipped
@@ -28,7 +29,8 @@ def sync(
     """Bring chunks and BM25 up to date with the files (and open buffers in `overrides`).
 
     `should_stop` is checked between batches: a stopped sync leaves a consistent index that
-    the next sync completes.
+    the next sync completes. Each batch is one commit, so searches meanwhile see the notes
+    of the batches before it; with `should_stop` (someone may wait) batches are short.
     """
     started = time.perf_counter()
     if ix.read_only:
@@ -65,14 +67,18 @@ def sync(
         return summary(ix, started, skipped, warnings, counts)
     with ix.writing():
         stopped = False
-        for start in range(0, len(candidates), BATCH_FILES):
+        start = 0
+        pace = Pace(BATCH_FILES, should_stop)  # short batches: the first notes are found at once
+        while start < len(candidates):
             if should_stop and should_stop():
                 stopped = True  # finish nothing half-way; the next sync picks this up
                 break
-            batch = candidates[start : start + BATCH_FILES]
+            batch = candidates[start : start + pace.start()]
             warnings += sync_batch(ix, batch, known, overrides, skipped, deleted, counts)
+            pace.done(len(batch))
+            start += len(batch)
             if progress:
-                progress("indexing", start + len(batch), len(candidates))
+                progress("indexing", start, len(candidates))
         if deleted and not stopped:
             write_batch(ix, [], deleted)
             counts["deleted"] = len(deleted)

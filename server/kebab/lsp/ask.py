@@ -22,8 +22,18 @@ from kebab.lsp import progress
 from kebab.lsp import text as textmod
 from kebab.lsp.folders import Folder
 from kebab.lsp.server import KebabServer
-from kebab.model import Answer, AskRequest, Hit, SearchMode, Turn, citation_range, to_builtins
+from kebab.model import (
+    Answer,
+    AskRequest,
+    Hit,
+    IndexBuilding,
+    SearchMode,
+    Turn,
+    citation_range,
+    to_builtins,
+)
 from kebab.paths import resolve_inside
+from kebab.workspace import Workspace
 
 ASK, SEARCH, STATUS, RELATED = "kebab/ask", "kebab/search", "kebab/status", "kebab/related"
 ASK_COMMAND, REINDEX_COMMAND = "kebab.ask", "kebab.reindex"
@@ -79,25 +89,18 @@ async def answer(
     try:
         if work is not None:
             work.begin("kebab", folder.status_line(), cancellable=True)
-        if folder.indexer is not None:
-            await folder.indexer.flush()
-        async with folder.use() as ws:
-            try:
-                result = await ws.ask(request, stream.write if stream else None)
-            except Cancelled as c:
-                if not by_progress:
-                    raise
-                task.uncancel()
-                result = c.answer
-            # Files still being read (not the vector phases, which pending_vectors counts).
-            reading = folder.state in ("opening", "indexing") and folder.phase not in (
-                "embedding",
-                "units",
-            )
-            done, total = (folder.done, folder.total) if reading and folder.total else (None, None)
-            result.index_building = await asyncio.to_thread(
-                ws.building, reading, done, total, result.question
-            )
+        with folder.answering():  # made from what is indexed now: indexing waits, not the answer
+            if folder.indexer is not None:
+                await folder.indexer.flush()
+            async with folder.use() as ws:
+                try:
+                    result = await ws.ask(request, stream.write if stream else None)
+                except Cancelled as c:
+                    if not by_progress:
+                        raise
+                    task.uncancel()
+                    result = c.answer
+                result.index_building = await building(folder, ws, result.question)
         if request.path is not None and result.grounded:
             await asyncio.to_thread(for_note, ls, folder, request.path, result)
         if stream is not None:
@@ -117,6 +120,15 @@ async def answer(
     finally:
         if work is not None:
             work.close()
+
+
+async def building(folder: Folder, ws: Workspace, question: str) -> IndexBuilding | None:
+    """What the answer lacks while the index is still being built: notes not read yet (the
+    vector phases are counted as pending vectors), in the question's language."""
+    reading = folder.reading and folder.state in ("opening", "indexing")
+    counted = reading and folder.phase == "indexing" and folder.total
+    done, total = (folder.done, folder.total) if counted else (None, None)
+    return await asyncio.to_thread(ws.building, reading, done, total, question)
 
 
 def for_note(ls: KebabServer, folder: Folder, path: str, result: Answer) -> None:
@@ -146,10 +158,11 @@ async def related(ls: KebabServer, raw: Any) -> Any:
     folder, path = target(ls, p.uri, RELATED)
     if path is None:
         raise JsonRpcInvalidParams(f"{RELATED}: `uri` must name a note, not a folder")
-    if folder.indexer is not None:
-        await folder.indexer.flush()
-    async with folder.use() as ws:
-        hits = await asyncio.to_thread(ws.related, path, p.position.line + 1, p.k, p.same_note)
+    with folder.answering():
+        if folder.indexer is not None:
+            await folder.indexer.flush()
+        async with folder.use() as ws:
+            hits = await asyncio.to_thread(ws.related, path, p.position.line + 1, p.k, p.same_note)
     return {"hits": [hit_json(folder, h) for h in hits]}
 
 
@@ -164,14 +177,15 @@ async def search_folders(
     """The best `k` hits over `folders` (each folder's own k when None), best first."""
     found: list[tuple[int, Folder, Hit]] = []
     for folder in folders:
-        if folder.indexer is not None:
-            await folder.indexer.flush()
-        try:
-            async with folder.use() as ws:
-                k = k or ws.cfg.search.k
-                hits = await asyncio.to_thread(ws.search, query, k, mode, path_glob, tag)
-        except KebabError as e:
-            raise JsonRpcInternalError(str(e)) from None
+        with folder.answering():
+            if folder.indexer is not None:
+                await folder.indexer.flush()
+            try:
+                async with folder.use() as ws:
+                    k = k or ws.cfg.search.k
+                    hits = await asyncio.to_thread(ws.search, query, k, mode, path_glob, tag)
+            except KebabError as e:
+                raise JsonRpcInternalError(str(e)) from None
         found += [(rank, folder, h) for rank, h in enumerate(hits)]
     # Fused scores are normalised per index, so folders interleave by rank; at equal rank the
     # cosine (the same model in every folder) decides.

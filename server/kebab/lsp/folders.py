@@ -2,8 +2,10 @@
 
 A folder's Workspace opens in a worker thread; requests wait only for that (not for indexing) and
 answer from what is indexed so far. Index writes go through `Folder.writing()`, one at a time;
-background embedding yields to any writer that is waiting. When settings change, a new Workspace
-replaces the old one, which closes once the requests still using it are done.
+background embedding yields to any writer that is waiting, and to any question being answered
+(`Folder.answering()`): the answer embeds the question with the same model, and would otherwise
+queue behind the whole backlog. When settings change, a new Workspace replaces the old one,
+which closes once the requests still using it are done.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 import logging
 import os
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -47,8 +49,10 @@ class Folder:
         self.done = 0
         self.total = 0
         self.error: str | None = None
+        self.reading = True  # notes are still being read into the index (not yet: vectors)
         self.opened = asyncio.Event()
         self.writers_waiting = 0
+        self.answers_in_flight = 0  # questions and searches being answered now
         self.indexer: Indexer | None = None
         self._lane = asyncio.Lock()
         self._users: dict[int, int] = {}
@@ -121,6 +125,19 @@ class Folder:
             yield self.ws
         finally:
             self._lane.release()
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """Mark a question (or search) being answered: background embedding stops after its
+        batch in flight, so the answer's own embeddings wait for that batch only, and goes on
+        once no answer is being made."""
+        self.answers_in_flight += 1
+        try:
+            yield
+        finally:
+            self.answers_in_flight -= 1
+            if not self.answers_in_flight and self.indexer is not None:
+                self.indexer.resume()
 
     def relpath(self, path: Path) -> str | None:
         """Workspace-relative path of a file inside this root, or None."""

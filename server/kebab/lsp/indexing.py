@@ -2,7 +2,9 @@
 files changed on disk. All index work runs in worker threads, one job at a time per folder.
 
 Open notes are indexed from the editor's buffer (debounced), so an edit is what the next answer
-cites. Embedding runs last and stops between batches whenever other work is waiting.
+cites. Reading notes and embedding run in short batches and stop between them whenever other work
+is waiting; embedding also waits while a question is answered (`Folder.answering()`), so an
+answer made during the first build waits for one short batch, not for the backlog.
 """
 
 from __future__ import annotations
@@ -78,6 +80,10 @@ class Indexer:
         except TimeoutError:
             log.info("answering before the latest edits of %s are indexed", self.folder.root)
 
+    def resume(self) -> None:
+        """Go on with the work deferred while questions were answered."""
+        self._kick()
+
     async def stop(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
@@ -115,7 +121,7 @@ class Indexer:
                     await self._index_buffers()
                 elif self._full or self._reload:
                     await self._sync()
-                elif self._embed:
+                elif self._embed and not self.folder.answers_in_flight:
                     await self._embed_pending()
                 else:
                     break
@@ -125,6 +131,8 @@ class Indexer:
                 log.exception("indexing %s failed", self.folder.root)
                 self._fail(f"indexing failed: {type(e).__name__}: {e}")
         self._edits_settled()
+        if self._embed and self.folder.state != "closed":
+            return  # waiting for the answers being made: `resume` goes on
         if self.folder.state == "indexing":
             self.folder.state = "ready"
         self._end_progress(f"{self.folder.root.name}: ready")
@@ -147,39 +155,38 @@ class Indexer:
             await self._begin_progress()
         buffers = self.open_buffers()
         report = self._reporter()
+        stop = Stop(self._urgent)
         async with self.folder.writing() as ws:
             if ws is None:
                 return
             self.folder.state = "indexing"
-            await asyncio.to_thread(_resync, ws, reload - buffers.keys(), buffers, report)
+            self.folder.reading = True
+            try:
+                await asyncio.to_thread(_resync, ws, reload - buffers.keys(), buffers, report, stop)
+            finally:
+                self.folder.reading = stop.stopped
+        self._full = self._full or stop.stopped  # the next sync reads the rest
         self._edits_settled()
         self._embed = True
         self.on_change()
 
     async def _embed_pending(self) -> None:
         self._embed = False
-        interrupted = False
-
-        def should_stop() -> bool:
-            nonlocal interrupted
-            interrupted = interrupted or bool(
-                self.folder.writers_waiting
-                or self._due
-                or self._full
-                or self.folder.state == "closed"
-            )
-            return interrupted
-
+        stop = Stop(lambda: self._urgent() or bool(self._full or self.folder.answers_in_flight))
         report = self._reporter()
         async with self.folder.writing() as ws:
             if ws is None:
                 return
             try:
-                await asyncio.to_thread(ws.embed, report, should_stop)
+                await asyncio.to_thread(ws.embed, report, stop)
             except asyncio.CancelledError:  # shutting down: the thread stops after its batch
-                interrupted = True
+                stop.stopped = True
                 raise
-        self._embed = interrupted
+        self._embed = stop.stopped
+
+    def _urgent(self) -> bool:
+        """Work that a background batch gives way to (checked from the worker thread)."""
+        return bool(self._due or self.folder.writers_waiting or self.folder.state == "closed")
 
     def _edits_settled(self) -> None:
         if not (self._due or self._waiting or self._reload):
@@ -239,15 +246,29 @@ class Indexer:
         )
 
 
+class Stop:
+    """`should_stop` for a background job: true once `urgent` says so, and it remembers that
+    the job stopped early (the rest is still to do)."""
+
+    def __init__(self, urgent: Callable[[], bool]) -> None:
+        self.urgent = urgent
+        self.stopped = False
+
+    def __call__(self) -> bool:
+        self.stopped = self.stopped or self.urgent()
+        return self.stopped
+
+
 def _resync(
     ws: Workspace,
     reload: set[str],
     buffers: dict[str, str],
     report: Callable[[str, int, int], None],
+    stop: Stop,
 ) -> None:
     for path in reload:
         ws.remove_path(path)  # sync reads it back from the file if it still exists
-    ws.sync(report, overrides=buffers)
+    ws.sync(report, overrides=buffers, should_stop=stop)
 
 
 def _write_buffers(ws: Workspace, due: dict[str, str], buffers: dict[str, str]) -> None:
