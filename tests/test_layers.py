@@ -1,4 +1,4 @@
-"""The layer map in the README holds: imports only go down it, and the front ends reach the engine
+"""The layer map (docs/how-it-works.md) holds: imports only go down it, and the front ends reach the engine
 through `workspace` alone. Read from the code's own import statements (type-only ones too)."""
 
 from __future__ import annotations

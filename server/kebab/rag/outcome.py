@@ -103,7 +103,7 @@ WEIGHTS: dict[str, float] = {
 # `confidence` at or above this is `answered`. Fitted leave-one-corpus-out, the held-out
 # corpora's `answered` precision levels off near 0.70 while coverage keeps falling; this is the
 # point where they answer at most 0.20 of the questions their notes hold no answer to (the
-# risk-coverage table in the README shows each threshold).
+# risk-coverage table in docs/quality.md shows each threshold).
 ANSWERED_AT = 0.54
 
 
