@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from kebab import config as config_mod
+from kebab import links as links_mod
 from kebab.config import Config
 from kebab.embed import Embedder, make_embedder
 from kebab.errors import InvalidParams, KebabError, WorkspaceError
-from kebab.index import Index, Progress, answers
+from kebab.index import Index, Progress, answers, files
 from kebab.llm import LanguageModel, make_llm
 from kebab.model import (
     Answer,
@@ -254,6 +255,24 @@ class Workspace:
         """Whether an answer saved here belongs to the thread `conversation` (a follow-up on
         any other id would silently start over)."""
         return bool(answers.conversation_turns(self.index.store, conversation, limit=1))
+
+    def links(self, path: str) -> dict[str, list[links_mod.Link]]:
+        """The note's links (`links`) and the links of other notes that reach it (`backlinks`),
+        read from the notes on disk (no index needed) and resolved as Obsidian does."""
+        found, _ = files.scan(self.root, self.cfg.ignore, self.cfg.max_file_bytes)
+        rel = self.relpath(path if Path(path).is_absolute() else self.root / path)
+        if rel is None or rel not in {n.path for n in found}:
+            raise InvalidParams(f"no note {path!r} in {self.root} (a .md file kebab indexes)")
+        resolve = links_mod.resolver(n.path for n in found)
+        out: dict[str, list[links_mod.Link]] = {"links": [], "backlinks": []}
+        for note in found:
+            text, _ = files.read_note(note, self.cfg.max_file_bytes)
+            for link in links_mod.links_in(note.path, text or "", resolve):
+                if note.path == rel:
+                    out["links"].append(link)
+                elif link.path == rel:
+                    out["backlinks"].append(link)
+        return out
 
     def chunks_of(self, path: str) -> list[Chunk]:
         """The indexed passages of the note at workspace-relative `path`, in order."""

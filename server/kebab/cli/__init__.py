@@ -106,6 +106,11 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--endpoint", help="base URL of the model server")
     sp.set_defaults(func=commands.generate)
 
+    sp = sub.add_parser("links", help="a note's links and the notes that link to it (backlinks)")
+    sp.add_argument("path", help="the note, relative to the workspace root")
+    common(sp)
+    sp.set_defaults(func=commands.links)
+
     sp = sub.add_parser("history", help="recent answers")
     common(sp)
     sp.add_argument("-n", type=int, default=20, help="how many (default 20)")

@@ -47,6 +47,24 @@ def search(args: argparse.Namespace) -> int:
     return 0
 
 
+def links(args: argparse.Namespace) -> int:
+    with open_workspace(args) as ws:
+        found = ws.links(args.path)
+    if args.json:
+        print_json(found)
+        return 0
+    print("Links:" if found["links"] else "Links: none")
+    for link in found["links"]:
+        heading = f"#{link.heading}" if link.heading else ""
+        shown = link.path or f"{link.target} (no such note)"
+        print(f"  {'!' if link.embed else ''}{shown}{heading}  (line {link.line})")
+    print("Backlinks:" if found["backlinks"] else "Backlinks: none")
+    for link in found["backlinks"]:
+        heading = f"#{link.heading}" if link.heading else ""
+        print(f"  {link.source}:{link.line}  {'!' if link.embed else ''}[[{link.target}{heading}]]")
+    return 0
+
+
 def ask(args: argparse.Namespace) -> int:
     from kebab.cli.ask import run
 

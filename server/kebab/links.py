@@ -1,0 +1,115 @@
+"""Links between notes: wikilinks (`[[Note]]`, `[[Note#Heading|alias]]`, `[[Note#^block]]`),
+embeds (`![[Note]]`) and Markdown links to other notes (`[text](../other.md#heading)`), read
+out of a note and resolved the way Obsidian resolves them: a path from the vault's root, else
+the note's file name (case-insensitive, with or without `.md`), and among notes of the same name
+the one in the linking note's folder, else the one with the shortest path. Code (fenced blocks,
+inline spans) links nothing.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterable
+from urllib.parse import unquote
+
+import msgspec
+
+_WIKI = re.compile(r"(!?)\[\[([^\]|#^\n]*)(?:#\^?([^\]|\n]*))?(?:\|[^\]\n]*)?\]\]")
+_MARKDOWN = re.compile(r"(!?)\[[^\]\n]*\]\(<?([^)\s>]+)>?(?:\s+\"[^\"\n]*\")?\)")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)  # https:, mailto:, obsidian:
+
+
+class Link(msgspec.Struct, frozen=True):
+    """One link of a note: where it is, what it names, and the note it reaches (None: no note
+    of the workspace has that name)."""
+
+    source: str  # the linking note, workspace-relative
+    line: int  # 1-based
+    target: str  # as written: `Installation`, `../ops/backup.md`
+    heading: str | None  # `#Heading` or `#^block` after the name
+    embed: bool  # `![[...]]` or `![...](...)`
+    path: str | None  # the note it resolves to
+
+
+def links_in(source: str, text: str, resolve: Callable[[str, str], str | None]) -> list[Link]:
+    """The links `text` (the note at `source`) makes, in reading order."""
+    out: list[Link] = []
+    opener = ""
+    for n, raw in enumerate(text.split("\n"), 1):
+        fence = _FENCE.match(raw)
+        if opener:
+            if fence and fence.group(1)[0] == opener[0] and len(fence.group(1)) >= len(opener):
+                opener = ""
+            continue
+        if fence:
+            opener = fence.group(1)
+            continue
+        line = _CODE_SPAN.sub(lambda m: " " * len(m.group()), raw)
+        found = [(m.start(), m, True) for m in _WIKI.finditer(line)]
+        found += [(m.start(), m, False) for m in _MARKDOWN.finditer(line)]
+        for _, m, wiki in sorted(found, key=lambda f: f[0]):
+            link = _wiki(source, n, m, resolve) if wiki else _markdown(source, n, m, resolve)
+            if link is not None:
+                out.append(link)
+    return out
+
+
+def _wiki(
+    source: str, n: int, m: re.Match[str], resolve: Callable[[str, str], str | None]
+) -> Link | None:
+    target = m.group(2).strip().removesuffix("\\")  # `[[Sorting\|sort]]` inside a table
+    if _not_a_note(target) or _EXTERNAL.match(target) or "](" in target:
+        return None  # `![[diagram.png]]`, an attachment; `[[https://…](…)]`, a bracketed link
+    heading = (m.group(3) or "").strip().removesuffix("\\") or None
+    path = resolve(source, target) if target else source  # `[[#Heading]]`: this note
+    return Link(source, n, target, heading, bool(m.group(1)), path)
+
+
+def _markdown(
+    source: str, n: int, m: re.Match[str], resolve: Callable[[str, str], str | None]
+) -> Link | None:
+    href = m.group(2)
+    if _EXTERNAL.match(href) or href.startswith("[") or href == "#":
+        return None
+    where, _, anchor = unquote(href).partition("#")
+    if _not_a_note(where):
+        return None  # an image or another file, not a note
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), where)) if where else ""
+    path = resolve(source, "/" + joined) if where else source
+    return Link(source, n, where or "", anchor or None, bool(m.group(1)), path)
+
+
+def _not_a_note(target: str) -> bool:
+    """A file name with an extension other than `.md` (an image, a PDF)."""
+    name = posixpath.basename(target)
+    return "." in name and not name.lower().endswith(".md") and len(name.rsplit(".", 1)[1]) <= 4
+
+
+def resolver(paths: Iterable[str]) -> Callable[[str, str], str | None]:
+    """`resolve(source, target)`: the note `target` names, seen from the note `source`; a
+    target starting with `/` is a path from the root (a Markdown link, already joined)."""
+    by_path: dict[str, str] = {}
+    by_name: dict[str, list[str]] = {}
+    for p in paths:
+        key = p.lower().removesuffix(".md")
+        by_path[key] = p
+        by_name.setdefault(posixpath.basename(key), []).append(p)
+
+    def resolve(source: str, target: str) -> str | None:
+        key = target.strip().lower().removesuffix(".md").lstrip("/")
+        if key in by_path:
+            return by_path[key]
+        if target.startswith("/"):
+            return None
+        same = by_name.get(posixpath.basename(key), [])
+        if "/" in key:  # a partial path: the notes whose path ends with it
+            same = [p for p in same if p.lower().removesuffix(".md").endswith("/" + key)]
+        if not same:
+            return None
+        here = posixpath.dirname(source)
+        return min(same, key=lambda p: (posixpath.dirname(p) != here, p.count("/"), len(p), p))
+
+    return resolve
