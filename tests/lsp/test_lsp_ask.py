@@ -110,7 +110,9 @@ async def test_search_returns_hits_with_whole_line_ranges(vscode: KebabClient) -
 
 
 async def test_status_names_models_and_counts(vscode: KebabClient) -> None:
-    status = await vscode.request("kebab/status", {})
+    # an earlier test's edit may still be embedding (it pauses while answers run): once the
+    # status says every vector is in, it names the models and the counts
+    status = await vscode.wait_ready()
     folder = status["folders"][0]
     assert folder["chunks"] > 0 and folder["vectors"] > 0 and folder["pending_vectors"] == 0
     assert folder["embedding"]["id"] == "use-multilingual-v3"
