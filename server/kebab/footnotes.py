@@ -24,6 +24,7 @@ from urllib.parse import unquote
 from kebab.markdown import content_hash, normalise_newlines
 from kebab.model import Chunk, Citation
 from kebab.paths import resolve_inside
+from kebab.units import fence_after
 
 # The model's citation marker: only `[#n]` counts (`[1]` and `vec![1]` are prose or code).
 MARKER = re.compile(r"\[#(\d{1,3})\]")
@@ -34,7 +35,6 @@ DEFINITION = re.compile(
 )
 REFERENCE = re.compile(r"\[\^(?P<label>[^\]\s]+)\](?!:)")
 _ANY_DEFINITION = re.compile(r"^\[\^(?P<label>[^\]\s]+)\]:", re.MULTILINE)
-_FENCE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,})")
 _ALONE = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)|^\[\^[^\]\s]+\]:")  # a heading, a definition
 _QUOTED = re.compile(r"^\s*>\s?")
 _CALLOUT_HEAD = re.compile(r"^\s*>\s*\[!")
@@ -278,7 +278,7 @@ def _prose(block: list[str]) -> list[str]:
     """The paragraph's lines outside its fenced code."""
     out, fence = [], ""
     for s in block:
-        after = _fence_after(s, fence)
+        after = fence_after(s, fence)
         if not fence and not after and s.strip():
             out.append(s)
         fence = after
@@ -294,7 +294,7 @@ def _blocks(lines: list[str]) -> Iterator[tuple[int, int]]:
     for i, s in enumerate(lines):
         if fence:
             run.append(i)
-            fence = _fence_after(s, fence)
+            fence = fence_after(s, fence)
         elif not s.strip() or _ALONE.match(s):
             if run:
                 yield run[0], run[-1]
@@ -303,20 +303,9 @@ def _blocks(lines: list[str]) -> Iterator[tuple[int, int]]:
                 yield i, i
         else:
             run.append(i)
-            fence = _fence_after(s, "")
+            fence = fence_after(s, "")
     if run and not fence:
         yield run[0], run[-1]
-
-
-def _fence_after(line: str, fence: str) -> str:
-    """The fence open after `line`: `fence` until a line of at least as many of its character
-    closes it (CommonMark); a line opening one when none is open."""
-    if not fence:
-        m = _FENCE.match(line)
-        return m["fence"] if m else ""
-    closing = line.strip()
-    closes = len(closing) >= len(fence) and closing == fence[0] * len(closing)
-    return "" if closes else fence
 
 
 # What a definition points to now -------------------------------------------------------------

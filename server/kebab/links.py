@@ -15,9 +15,10 @@ from urllib.parse import unquote
 
 import msgspec
 
+from kebab.units import fence_after
+
 _WIKI = re.compile(r"(!?)\[\[([^\]|#^\n]*)(?:#\^?([^\]|\n]*))?(?:\|[^\]\n]*)?\]\]")
 _MARKDOWN = re.compile(r"(!?)\[[^\]\n]*\]\(<?([^)\s>]+)>?(?:\s+\"[^\"\n]*\")?\)")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
 _EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)  # https:, mailto:, obsidian:
 
@@ -37,16 +38,11 @@ class Link(msgspec.Struct, frozen=True):
 def links_in(source: str, text: str, resolve: Callable[[str, str], str | None]) -> list[Link]:
     """The links `text` (the note at `source`) makes, in reading order."""
     out: list[Link] = []
-    opener = ""
+    fence = ""
     for n, raw in enumerate(text.split("\n"), 1):
-        fence = _FENCE.match(raw)
-        if opener:
-            if fence and fence.group(1)[0] == opener[0] and len(fence.group(1)) >= len(opener):
-                opener = ""
-            continue
-        if fence:
-            opener = fence.group(1)
-            continue
+        was, fence = fence, fence_after(raw, fence)
+        if was or fence:
+            continue  # a fence line, or code inside one
         line = _CODE_SPAN.sub(lambda m: " " * len(m.group()), raw)
         found = [(m.start(), m, True) for m in _WIKI.finditer(line)]
         found += [(m.start(), m, False) for m in _MARKDOWN.finditer(line)]

@@ -201,6 +201,15 @@ def closes(opener: str, line: str) -> bool:
     return len(bare) >= len(opener) and bare[0] == opener[0] and bare == bare[0] * len(bare)
 
 
+def fence_after(line: str, fence: str) -> str:
+    """The fence open after `line`: `fence` until a line closes it (`closes`); the fence `line`
+    opens when none is open; "" otherwise. What a line-by-line reader keeps to skip code."""
+    if fence:
+        return "" if closes(fence, line) else fence
+    opened = _FENCE.match(line.strip())
+    return opened.group(1) if opened else ""
+
+
 def fence_for(code: list[str]) -> str:
     """A fence longer than any run of backticks starting a line of `code`, so a block that
     quotes a fenced block (an example of a `tasks` query) is never closed by its inner fence."""
@@ -299,16 +308,15 @@ def _paragraphs(lines: list[str], lists: bool = False) -> list[list[int]]:
     blocks: list[list[int]] = []
     run: list[int] = []
     gap = False  # a blank line since the run's last line
-    fenced = False
-    opener = ""
+    fence = ""  # the open code block's fence
     for i, raw in enumerate(lines):
         line = raw.strip()
-        if fenced:
+        if fence:
             run.append(i)
-            fenced = not closes(opener, line)
+            fence = fence_after(line, fence)
             continue
-        if opened := _FENCE.match(line):
-            fenced, opener = True, opened.group(1)
+        if fence := fence_after(line, ""):
+            pass
         elif line in ("", ">") or line.startswith("#"):
             gap = gap or bool(run)
             if line and run:
