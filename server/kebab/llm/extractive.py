@@ -584,7 +584,7 @@ def quote(unit: str, marker: int, question: str, where: str = "") -> str:
     if not is_block(unit):
         return f"{_as_line(unit, keep_marker=True)} [#{marker}]"
     head, opening, code = split_block(unit)
-    closing = re.match(r"`+|~+", opening)
+    closing = re.match(r"`+", opening)  # as long as the opening (`units.fence_for`)
     block = "\n".join(
         [opening, *_block_lines(code, question), closing.group() if closing else FENCE]
     )
