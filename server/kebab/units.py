@@ -37,7 +37,8 @@ _ABBREV = re.compile(
 _END = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣\"'`(\[*_])|(?<=[다요음함죠까][.!?])\s+")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _INCLUDE = re.compile(r"\{[*!%][^{}\n]*[*!%]\}")  # mkdocs / snippet includes: `{* file.py *}`
-_LINK_ONLY = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)|[\s,;·|/-])+$")
+# A line of nothing but links or images (`- ![image](…/123.png)`): no words of its own to quote.
+_LINK_ONLY = re.compile(r"^(!?\[\[[^\]]+\]\]|!?\[[^\]]*\]\([^)]*\)|<img\b[^>]*>|[\s,;·|/-])+$")
 _LINK = re.compile(r"\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)")
 _LEADING_LINK = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\))")
 _GLOSS_WORDS = 8  # an index entry's gloss; a longer line after a link states something itself
@@ -45,7 +46,7 @@ EMBEDDED_CHARS = 1500  # of one unit
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
-VERSION = "units-8"
+VERSION = "units-9"  # units-9: image-only lines are not units
 # kebab's own answers in a note, known by their footnotes: a definition whose link title holds
 # the cited passage's hash (`[^kb-1]: [T](x.md#t "kb:1a2b") L3–L9`), and references to
 # `[^kb-n]` labels or to a label such a definition names (`footnote_labels = "numeric"`).
