@@ -23,7 +23,7 @@ from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from kebab.errors import KebabError
-from kebab.model import to_builtins
+from kebab.model import Answer, AskRequest, to_builtins
 from kebab.paths import NOTE_SUFFIXES, resolve_inside
 from kebab.workspace import Workspace
 
@@ -175,8 +175,6 @@ def build(ws: Workspace) -> MCPServer[Any]:
         why. `unsupported` set: the model answered but the notes do not hold what it says
         (listed); `markdown` then shows it under that warning. `markdown` is the answer with
         [^kb-n] footnotes."""
-        from kebab.model import AskRequest
-
         background.kick()
         if conversation is not None and not await asyncio.to_thread(
             ws.knows_conversation, conversation
@@ -189,19 +187,7 @@ def build(ws: Workspace) -> MCPServer[Any]:
             answer = await ws.ask(AskRequest(question=question, conversation=conversation))
         except KebabError as e:
             raise ToolError(str(e)) from None
-        return {
-            "answer": answer.answer,
-            "markdown": answer.markdown,
-            "outcome": answer.outcome,
-            "grounded": answer.grounded,
-            "refusal_reason": answer.refusal_reason,
-            "refusal_text": answer.refusal_text,
-            "unsupported": answer.unsupported,
-            "citations": [_passage(to_builtins(c)) for c in answer.citations],
-            "nearest": [_passage(to_builtins(c)) for c in answer.candidates],
-            "conversation": answer.conversation,
-            **_building(ws, background),
-        }
+        return {**_answered(answer), **_building(ws, background)}
 
     @server.tool(annotations=read_only)
     async def read_passage(
@@ -213,26 +199,7 @@ def build(ws: Workspace) -> MCPServer[Any]:
         end_line: Annotated[int | None, Field(ge=1, description="last line, inclusive")] = None,
     ) -> dict[str, Any]:
         """Lines of one note, as they are on disk now (at most 400 at a time)."""
-        if end_line is not None and end_line < start_line:
-            raise ToolError(
-                f"start_line {start_line} is after end_line {end_line}: give an end_line of at "
-                f"least {start_line}, or leave it out to read on from start_line."
-            )
-        real = resolve_inside(ws.root, path)
-        if real is None:
-            raise ToolError(f"{path} is outside the notes folder {ws.root}; give a path inside it")
-        if not real.name.lower().endswith(NOTE_SUFFIXES) or not real.is_file():
-            raise ToolError(f"{path} is not a Markdown note in {ws.root}")
-        lines = (await asyncio.to_thread(real.read_text, "utf-8", "replace")).split("\n")
-        last = min(end_line or len(lines), len(lines), start_line + MAX_LINES - 1)
-        if start_line > len(lines):
-            raise ToolError(f"{path} has {len(lines)} lines; start_line {start_line} is past them")
-        return {
-            "path": Path(real).relative_to(ws.root.resolve()).as_posix(),
-            "start_line": start_line,
-            "end_line": last,
-            "text": "\n".join(lines[start_line - 1 : last]),
-        }
+        return await asyncio.to_thread(_lines, ws, path, start_line, end_line)
 
     @server.tool(annotations=read_only)
     async def index_status() -> dict[str, Any]:
@@ -243,6 +210,46 @@ def build(ws: Workspace) -> MCPServer[Any]:
 
     background.kick()
     return server
+
+
+def _answered(answer: Answer) -> dict[str, Any]:
+    """What an agent needs of an answer (answer.v1 less the engine's figures)."""
+    return {
+        "answer": answer.answer,
+        "markdown": answer.markdown,
+        "outcome": answer.outcome,
+        "grounded": answer.grounded,
+        "refusal_reason": answer.refusal_reason,
+        "refusal_text": answer.refusal_text,
+        "unsupported": answer.unsupported,
+        "citations": [_passage(to_builtins(c)) for c in answer.citations],
+        "nearest": [_passage(to_builtins(c)) for c in answer.candidates],
+        "conversation": answer.conversation,
+    }
+
+
+def _lines(ws: Workspace, path: str, start_line: int, end_line: int | None) -> dict[str, Any]:
+    """`read_passage`: lines of one note inside the notes folder, at most MAX_LINES."""
+    if end_line is not None and end_line < start_line:
+        raise ToolError(
+            f"start_line {start_line} is after end_line {end_line}: give an end_line of at "
+            f"least {start_line}, or leave it out to read on from start_line."
+        )
+    real = resolve_inside(ws.root, path)
+    if real is None:
+        raise ToolError(f"{path} is outside the notes folder {ws.root}; give a path inside it")
+    if not real.name.lower().endswith(NOTE_SUFFIXES) or not real.is_file():
+        raise ToolError(f"{path} is not a Markdown note in {ws.root}")
+    lines = real.read_text("utf-8", "replace").split("\n")
+    last = min(end_line or len(lines), len(lines), start_line + MAX_LINES - 1)
+    if start_line > len(lines):
+        raise ToolError(f"{path} has {len(lines)} lines; start_line {start_line} is past them")
+    return {
+        "path": Path(real).relative_to(ws.root.resolve()).as_posix(),
+        "start_line": start_line,
+        "end_line": last,
+        "text": "\n".join(lines[start_line - 1 : last]),
+    }
 
 
 def _passage(d: dict[str, Any]) -> dict[str, Any]:

@@ -46,36 +46,69 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens to stderr")
     sub = p.add_subparsers(metavar="COMMAND")
 
-    def common(sp: argparse.ArgumentParser, root_positional: bool = False) -> None:
-        if root_positional:
-            sp.add_argument("root", nargs="?", default=".", help="workspace folder (default: .)")
-        else:
-            sp.add_argument("--root", default=".", help="workspace folder (default: .)")
-        sp.add_argument("--index-dir", help="where the index lives (default: user cache dir)")
-        sp.add_argument("--json", action="store_true", help="print JSON")
-
     sp = sub.add_parser("index", help="build or update the index of a workspace")
-    common(sp, root_positional=True)
+    _common(sp, root_positional=True)
     sp.set_defaults(func=commands.index)
 
     sp = sub.add_parser("search", help="search the workspace (brings the index up to date first)")
     sp.add_argument("query", nargs="?", help="what to look for")
-    common(sp)
+    _common(sp)
     sp.add_argument("-k", type=int, default=None, help="how many hits (default 10)")
-    sp.add_argument("--mode", choices=["hybrid", "lexical", "vector"])
+    _mode(sp)
     sp.add_argument("--path-glob", help="only notes matching this glob, e.g. 'rust/**'")
     sp.add_argument("--tag", help="only notes with this tag")
     sp.add_argument("--queries", help="JSON lines of {id, question}: one JSON line of hits each")
     sp.set_defaults(func=commands.search)
 
+    _answering(sub)
+
+    sp = sub.add_parser("links", help="a note's links and the notes that link to it (backlinks)")
+    sp.add_argument("path", help="the note, relative to the workspace root")
+    _common(sp)
+    sp.set_defaults(func=commands.links)
+
+    sp = sub.add_parser("history", help="recent answers")
+    _common(sp)
+    sp.add_argument("-n", type=int, default=20, help="how many (default 20)")
+    sp.set_defaults(func=commands.history)
+
+    sp = sub.add_parser("status", help="index state and counts")
+    _common(sp)
+    sp.set_defaults(func=commands.status)
+
+    sp = sub.add_parser("eval", help="measure retrieval (and answer) quality on labelled questions")
+    sp.add_argument("questions", nargs="?", help="questions JSONL")
+    _common(sp)
+    _mode(sp)
+    sp.add_argument("--all-modes", action="store_true", help="lexical, vector and hybrid")
+    sp.add_argument("--answers", action="store_true", help="also answer and score the answers")
+    sp.add_argument("--corpora", help="folder holding one workspace per question 'corpus' field")
+    sp.add_argument("--out", help="write per-question JSON lines here")
+    sp.add_argument("-k", type=int, default=10)
+    sp.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two run files")
+    sp.set_defaults(func=commands.eval_)
+
+    sp = sub.add_parser("mcp", help="serve the notes to AI agents (Model Context Protocol, stdio)")
+    sp.add_argument("--root", default=".", help="workspace folder (default: .)")
+    sp.add_argument("--index-dir", help="where the index lives (default: user cache dir)")
+    sp.set_defaults(func=commands.mcp)
+
+    sp = sub.add_parser("serve", help="run the language server (stdio)")
+    sp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
+    sp.set_defaults(func=commands.serve)
+    return p
+
+
+def _answering(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`ask` and `generate`: the commands that call an answerer."""
+    from kebab.cli import commands
+
     sp = sub.add_parser("ask", help="answer a question from the notes, with citations")
     sp.add_argument("question", nargs="?", help="the question")
-    common(sp)
+    _common(sp)
     sp.add_argument("-k", type=int, default=None, help="passages to retrieve (default 10)")
-    sp.add_argument("--mode", choices=["hybrid", "lexical", "vector"])
-    sp.add_argument("--backend", choices=["extractive", "openai", "ollama"])
-    sp.add_argument("--model", help="model name for the backend")
-    sp.add_argument("--endpoint", help="base URL of the model server")
+    _mode(sp)
+    _model(sp)
     sp.add_argument("--explain", action="store_true", help="store and print the packed passages")
     sp.add_argument(
         "--continue",
@@ -94,53 +127,36 @@ def _parser() -> argparse.ArgumentParser:
     )
     sp.add_argument("--topic", required=True, help="what the note is about")
     sp.add_argument("--output", required=True, help="the note to write (inside the root)")
-    common(sp)
+    _common(sp)
     sp.add_argument("--yes", action="store_true", help="overwrite the output if it exists")
     sp.add_argument(
         "--dry-run",
         action="store_true",
         help="print the retrieval and the prompt; call no model, write nothing",
     )
+    _model(sp)
+    sp.set_defaults(func=commands.generate)
+
+
+def _common(sp: argparse.ArgumentParser, root_positional: bool = False) -> None:
+    """The workspace, its index and the output format: every command that reads notes."""
+    if root_positional:
+        sp.add_argument("root", nargs="?", default=".", help="workspace folder (default: .)")
+    else:
+        sp.add_argument("--root", default=".", help="workspace folder (default: .)")
+    sp.add_argument("--index-dir", help="where the index lives (default: user cache dir)")
+    sp.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _mode(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--mode", choices=["hybrid", "lexical", "vector"])
+
+
+def _model(sp: argparse.ArgumentParser) -> None:
+    """Which answerer: the config's unless given."""
     sp.add_argument("--backend", choices=["extractive", "openai", "ollama"])
     sp.add_argument("--model", help="model name for the backend")
     sp.add_argument("--endpoint", help="base URL of the model server")
-    sp.set_defaults(func=commands.generate)
-
-    sp = sub.add_parser("links", help="a note's links and the notes that link to it (backlinks)")
-    sp.add_argument("path", help="the note, relative to the workspace root")
-    common(sp)
-    sp.set_defaults(func=commands.links)
-
-    sp = sub.add_parser("history", help="recent answers")
-    common(sp)
-    sp.add_argument("-n", type=int, default=20, help="how many (default 20)")
-    sp.set_defaults(func=commands.history)
-
-    sp = sub.add_parser("status", help="index state and counts")
-    common(sp)
-    sp.set_defaults(func=commands.status)
-
-    sp = sub.add_parser("eval", help="measure retrieval (and answer) quality on labelled questions")
-    sp.add_argument("questions", nargs="?", help="questions JSONL")
-    common(sp)
-    sp.add_argument("--mode", choices=["hybrid", "lexical", "vector"])
-    sp.add_argument("--all-modes", action="store_true", help="lexical, vector and hybrid")
-    sp.add_argument("--answers", action="store_true", help="also answer and score the answers")
-    sp.add_argument("--corpora", help="folder holding one workspace per question 'corpus' field")
-    sp.add_argument("--out", help="write per-question JSON lines here")
-    sp.add_argument("-k", type=int, default=10)
-    sp.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two run files")
-    sp.set_defaults(func=commands.eval_)
-
-    sp = sub.add_parser("mcp", help="serve the notes to AI agents (Model Context Protocol, stdio)")
-    sp.add_argument("--root", default=".", help="workspace folder (default: .)")
-    sp.add_argument("--index-dir", help="where the index lives (default: user cache dir)")
-    sp.set_defaults(func=commands.mcp)
-
-    sp = sub.add_parser("serve", help="run the language server (stdio)")
-    sp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (debugging)")
-    sp.set_defaults(func=commands.serve)
-    return p
 
 
 if __name__ == "__main__":

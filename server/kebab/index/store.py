@@ -186,13 +186,6 @@ class Store:
             ).fetchall()
         return [(r[0], chunk_from_row(r)) for r in rows]
 
-    def chunk_by_id(self, chunk_id: str) -> tuple[int, Chunk] | None:
-        with self.lock:
-            row = self.db.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id=?", (chunk_id,)
-            ).fetchone()
-        return (row[0], chunk_from_row(row)) if row else None
-
     def iter_chunks(self, batch: int = 2000) -> Iterator[list[tuple[int, Chunk]]]:
         last = -1
         while True:

@@ -216,45 +216,13 @@ class Extractive:
         # What resolves a problem is the answer, not its description: when the best unit sits
         # under a "problem" heading and its note's "fix" passage was found, the fix leads.
         matched = order[0]
-        symptom = found[matched][0]
-        fix = (
-            next(
-                (
-                    ev.marker
-                    for ev in content
-                    if ev.path == symptom.path
-                    and is_fix(ev.heading_path)
-                    and ev.start_line > symptom.end_line
-                ),
-                None,
-            )
-            if is_symptom(symptom.heading_path)
-            else None
-        )
+        fix = _fix_of(content, found[matched][0])
         order.sort(key=lambda i: found[i][0].marker != fix)  # stable: the fix's units first
         best = scores[order[0]]
         top = found[order[0]][0]
-        # The best unit with its neighbours (`_window`), then the passage's other strong units.
-        # Units come only from the best unit's passage, so no sentence from another note is
-        # spliced in; one from another section of the same note only when nearly as strong as
-        # the best (two-section questions).
         i0 = order[0]
         complete = _complete(question, found[i0][1], _context(top))
-        window = _window(found, i0, complete)
-        chosen = window + [i for i in order[1:6] if found[i][0] is top and scores[i] >= best * 0.9]
-        chosen = list(dict.fromkeys(chosen))[: max(4, len(window))]
-        passage = [i for i in range(len(found)) if found[i][0] is top]
-        short = sum(len(found[i][1]) for i in passage) <= WHOLE_CHARS
-        if not complete and len(passage) <= WHOLE_UNITS and short:
-            chosen = passage  # a short passage is one thought: quoted whole, every fact in it
-        chosen += [
-            i
-            for i in order[1:3]
-            if found[i][0] is not top
-            and found[i][0].path == top.path
-            and scores[i] >= best * 0.95
-            and not (fix is not None and i == matched)  # the fix is said without the symptom
-        ][:1]
+        chosen = _chosen(found, order, scores, complete, None if fix is None else matched)
         chosen = _with_what_they_point_at(found, chosen)
         text = render(found, chosen, question)
         quoted = " ".join(found[i][1] for i in chosen)
@@ -687,3 +655,55 @@ def _as_line(unit: str, keep_marker: bool = False) -> str:
         r"</?[A-Za-z][^<>]*>", "", unit
     )  # inline HTML (<abbr title=…>ISBN</abbr>): its text
     return re.sub(r"(\s+#[^\W\d][\w/-]*)+\s*$", "", unit)
+
+
+def _fix_of(content: list[Evidence], symptom: Evidence) -> int | None:
+    """The marker of the passage that resolves `symptom` when it sits under a "problem"
+    heading and its note's "fix" passage was found: what resolves a problem is the answer, not
+    its description."""
+    if not is_symptom(symptom.heading_path):
+        return None
+    return next(
+        (
+            ev.marker
+            for ev in content
+            if ev.path == symptom.path
+            and is_fix(ev.heading_path)
+            and ev.start_line > symptom.end_line
+        ),
+        None,
+    )
+
+
+def _chosen(
+    found: list[tuple[Evidence, str]],
+    order: list[int],
+    scores: list[float],
+    complete: bool,
+    symptom: int | None,
+) -> list[int]:
+    """The units to quote, best first in `order`: the best unit with its neighbours
+    (`_window`), then its passage's other strong units. Units come only from the best unit's
+    passage, so no sentence from another note is spliced in; one from another section of the
+    same note only when nearly as strong as the best (two-section questions), never the
+    `symptom` a fix was quoted for."""
+    i0 = order[0]
+    best, top = scores[i0], found[i0][0]
+    window = _window(found, i0, complete)
+    chosen = window + [i for i in order[1:6] if found[i][0] is top and scores[i] >= best * 0.9]
+    chosen = list(dict.fromkeys(chosen))[: max(4, len(window))]
+    passage = [i for i in range(len(found)) if found[i][0] is top]
+    short = sum(len(found[i][1]) for i in passage) <= WHOLE_CHARS
+    if not complete and len(passage) <= WHOLE_UNITS and short:
+        chosen = passage  # a short passage is one thought: quoted whole, every fact in it
+    return (
+        chosen
+        + [
+            i
+            for i in order[1:3]
+            if found[i][0] is not top
+            and found[i][0].path == top.path
+            and scores[i] >= best * 0.95
+            and i != symptom  # the fix is said without the symptom
+        ][:1]
+    )

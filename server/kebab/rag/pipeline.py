@@ -270,11 +270,9 @@ def finish(
         md = f"> ⚠ {why}\n\n{text.strip()}\n"
     else:
         md = text.strip() + "\n"
-    completion = tokens.count(text)
     embedder = index.embedder
     # The server owns thread ids: a question asked without one starts a thread of its own.
     conversation = req.conversation or uuid.uuid4().hex[:12]
-    unknown_words = p.extra.get("unknown_words")
     answer = Answer(
         question=req.question,
         answer=text,
@@ -287,18 +285,10 @@ def finish(
         if embedder
         else EmbeddingInfo("none", "none", 0),
         prompt_template_version=p.template,
-        retrieval=Retrieval(
-            p.trace_id,
-            req.mode or cfg.search.mode,
-            req.k or cfg.search.k,
-            gate_cosines(cfg, embedder.id if embedder else None)[0] or 0.0,
-            round(p.top_cosine, 4),
-            len(p.hits),
-            len(p.evidence),
-        ),
+        retrieval=_retrieval(index, cfg, p),
         usage=Usage(
             prompt_tokens=prompt.prompt_tokens(p.messages) if p.evidence else 0,
-            completion_tokens=completion,
+            completion_tokens=tokens.count(text),
             first_token_ms=round(first_ms, 2) if first_ms is not None else None,
             latency_ms=round((time.perf_counter() - p.started) * 1000, 2),
         ),
@@ -309,16 +299,7 @@ def finish(
         conflicts=p.conflicts,
         error=error,
         conversation=conversation,
-        refusal_text=why
-        or (_refusal_text(p) if p.outcome is not None else None)
-        or refusal_words(
-            req.question,
-            refusal,
-            unknown_words if isinstance(unknown_words, list) else [],
-            error,
-        )
-        if refusal is not None
-        else None,
+        refusal_text=None if refusal is None else why or _refusal_line(p, refusal, error),
         unsupported=unsupported,
         outcome=decided,
     )
@@ -326,45 +307,88 @@ def finish(
         answer.error = f"the answer cites passages that were not given: {unknown}"
     answer.result_hash = result_hash(answer, cfg, req)
     if req.explain:
-        answer.explain = {
-            "prepare_ms": round(p.prepare_ms, 2),
-            "outcome": {
-                "features": p.extra.get("features"),
-                "confidence": p.extra.get("confidence"),
-                "quoted": p.extra.get("quoted"),
-            },
-            "top_cosine": p.top_cosine,
-            "coverage": p.coverage,
-            "packed": [msgspec.to_builtins(ev) for ev in p.evidence],
-            "extras": {
-                **_extras_on(cfg, llm),
-                "ms": p.extras_ms,
-                "relevance_scores": p.extra.get("relevance"),
-            },
-            # the verdict on the model's own markers alone, before kebab attributed anything
-            "model_citations": {
-                "text": said,
-                "markers": verdict.model_markers,
-                "grounded": verdict.by_markers and answered,
-            },
-            "hits": [
-                {
-                    "path": h.path,
-                    "heading_path": h.heading_path,
-                    "score": h.score,
-                    "lexical": h.lexical_score,
-                    "vector": h.vector_score,
-                }
-                for h in p.hits
-            ],
-        }
+        answer.explain = _explained(cfg, llm, p, verdict, said, answered)
+    _store(index, answer, conversation)
+    return answer
+
+
+def _retrieval(index: Index, cfg: Config, p: Prepared) -> Retrieval:
+    """How the evidence was found: answer.v1's `retrieval`."""
+    req, embedder = p.request, index.embedder
+    return Retrieval(
+        p.trace_id,
+        req.mode or cfg.search.mode,
+        req.k or cfg.search.k,
+        gate_cosines(cfg, embedder.id if embedder else None)[0] or 0.0,
+        round(p.top_cosine, 4),
+        len(p.hits),
+        len(p.evidence),
+    )
+
+
+def _refusal_line(p: Prepared, refusal: RefusalReason, error: str | None) -> str:
+    """answer.v1 `refusal_text` for an answer not refused by attribution: the words of the
+    outcome settled before answering, or of the refusal's reason."""
+    if p.outcome is not None:
+        return _refusal_text(p)
+    unknown = p.extra.get("unknown_words")
+    return refusal_words(
+        p.request.question, refusal, unknown if isinstance(unknown, list) else [], error
+    )
+
+
+def _explained(
+    cfg: Config,
+    llm: LanguageModel,
+    p: Prepared,
+    verdict: attribution.Verdict,
+    said: str,
+    answered: bool,
+) -> dict[str, object]:
+    """answer.v1 `explain`: how the answer was reached, for `--explain` and the eval."""
+    return {
+        "prepare_ms": round(p.prepare_ms, 2),
+        "outcome": {
+            "features": p.extra.get("features"),
+            "confidence": p.extra.get("confidence"),
+            "quoted": p.extra.get("quoted"),
+        },
+        "top_cosine": p.top_cosine,
+        "coverage": p.coverage,
+        "packed": [msgspec.to_builtins(ev) for ev in p.evidence],
+        "extras": {
+            **_extras_on(cfg, llm),
+            "ms": p.extras_ms,
+            "relevance_scores": p.extra.get("relevance"),
+        },
+        # the verdict on the model's own markers alone, before kebab attributed anything
+        "model_citations": {
+            "text": said,
+            "markers": verdict.model_markers,
+            "grounded": verdict.by_markers and answered,
+        },
+        "hits": [
+            {
+                "path": h.path,
+                "heading_path": h.heading_path,
+                "score": h.score,
+                "lexical": h.lexical_score,
+                "vector": h.vector_score,
+            }
+            for h in p.hits
+        ],
+    }
+
+
+def _store(index: Index, answer: Answer, conversation: str) -> None:
+    """Keep the answer (hover, history, follow-ups); a read-only or full disk still answers,
+    and says the answer was not stored."""
     try:
         answers.save(index.store, answer, conversation)
-    except (IndexError_, OSError) as e:  # a read-only or full disk: the answer still counts
+    except (IndexError_, OSError) as e:
         log.warning("answer not stored: %s", e)
         note = f"the answer was not stored in {index.dir} ({e})"
         answer.error = f"{answer.error}; {note}" if answer.error else note
-    return answer
 
 
 # Passages listed under a `closest` outcome: search's first five hold the right one far more
