@@ -79,3 +79,23 @@ def test_a_sentence_pointing_above_is_quoted_with_what_it_points_at(embedder: ob
         embedder, "Which overdue view is easier to scan on a busy week?", "q.md", QUERIES
     )
     assert "same query as above" in answer and "due before today" in answer, answer
+
+
+COMPOSE = (
+    "## 해결\n"
+    "- ![image](https://github.com/example/assets/c8520ec6-82e4-4653-ac1f-1c0b57ba1ce4)\n"
+    "- 위와 같이 도커 컴포즈 실행 시 `-p` 명령어 사용해 프로젝트 명 지정!\n"
+)
+
+
+def test_a_screenshot_alone_is_never_the_answer(embedder: object) -> None:
+    """A fix written as a screenshot and a sentence is answered with the sentence: the image's
+    list item, quoted alone, said nothing (it was, with confidence)."""
+    answer = _answer(
+        embedder,
+        "도커 컴포즈 컨테이너 이름 앞에 붙는 프로젝트명 바꾸는 옵션?",
+        "compose.md",
+        COMPOSE,
+    )
+    assert "`-p`" in answer, answer
+    assert "![image]" not in answer, answer

@@ -73,17 +73,6 @@ def test_a_block_that_only_gives_a_file_its_shape_is_not_a_unit() -> None:
     ]
 
 
-def test_an_image_alone_is_not_a_unit_and_the_sentence_beside_it_is() -> None:
-    """A screenshot's list item has no words to quote: an answer made of it alone says
-    nothing (a troubleshooting note's fix was quoted as `- ![image](…png)`)."""
-    text = (
-        "- ![image](https://example.com/assets/c8520ec6.png)\n"
-        "- 위와 같이 도커 컴포즈 실행 시 `-p` 명령어 사용해 프로젝트 명 지정!\n\n"
-        "![before](a.png) ![after](b.png)"
-    )
-    assert units(text) == ["- 위와 같이 도커 컴포즈 실행 시 `-p` 명령어 사용해 프로젝트 명 지정!"]
-
-
 def test_table_rows_read_with_their_header() -> None:
     text = "| Abbreviation | Expanded Text |\n| --- | --- |\n| `tm` | `tomorrow` |\n"
     assert units(text) == ["Abbreviation: `tm`; Expanded Text: `tomorrow`"]

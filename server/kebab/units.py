@@ -37,8 +37,7 @@ _ABBREV = re.compile(
 _END = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣\"'`(\[*_])|(?<=[다요음함죠까][.!?])\s+")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _INCLUDE = re.compile(r"\{[*!%][^{}\n]*[*!%]\}")  # mkdocs / snippet includes: `{* file.py *}`
-# A line of nothing but links or images (`- ![image](…/123.png)`): no words of its own to quote.
-_LINK_ONLY = re.compile(r"^(!?\[\[[^\]]+\]\]|!?\[[^\]]*\]\([^)]*\)|<img\b[^>]*>|[\s,;·|/-])+$")
+_LINK_ONLY = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)|[\s,;·|/-])+$")
 _LINK = re.compile(r"\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)")
 _LEADING_LINK = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\))")
 _GLOSS_WORDS = 8  # an index entry's gloss; a longer line after a link states something itself
@@ -46,7 +45,7 @@ EMBEDDED_CHARS = 1500  # of one unit
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
-VERSION = "units-9"  # units-9: image-only lines are not units
+VERSION = "units-8"
 # kebab's own answers in a note, known by their footnotes: a definition whose link title holds
 # the cited passage's hash (`[^kb-1]: [T](x.md#t "kb:1a2b") L3–L9`), and references to
 # `[^kb-n]` labels or to a label such a definition names (`footnote_labels = "numeric"`).
@@ -391,6 +390,15 @@ def _quotable(unit: str) -> bool:
     if _URL.search(bare) and _URL.sub("", bare).strip(" .").endswith(":"):
         return False  # "More information: <https://…>." points elsewhere, answers nothing
     return not unit.rstrip("~*_ ").endswith("?") and "?~~" not in unit
+
+
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)|!\[\[[^\]]+\]\]|<img\b[^>]*>")
+
+
+def is_wordless(unit: str) -> bool:
+    """A unit of nothing but images and links (a list item holding a screenshot): it stays a
+    unit, so stored unit vectors keep their rows, but it states nothing to quote."""
+    return bool(_LINK_ONLY.match(_IMAGE.sub(" ", LIST_ITEM.sub("", unit)).strip() or "-"))
 
 
 def _balanced(text: str) -> bool:

@@ -45,6 +45,7 @@ from kebab.units import (
     embedding_text,
     is_block,
     is_navigation,
+    is_wordless,
     leads_into,
     split_block,
     units,
@@ -173,6 +174,13 @@ class Extractive:
             return Selection("")
         asked = f"{question}\n{follows}" if follows else question
         scores, cos, cover = self._scores(asked, found)
+        # Scored with the rest (stored unit vectors are rows in `units()` order), a unit of only
+        # a screenshot or a link is then set aside: quoted alone it says nothing.
+        said = [i for i, (_, u) in enumerate(found) if not is_wordless(u)] or list(
+            range(len(found))
+        )
+        found = [found[i] for i in said]
+        scores, cos, cover = ([xs[i] for i in said] for xs in (scores, cos, cover))
         # A passage in the question's script is quoted before a translation of it (tldr keeps
         # each page in several languages; a bilingual vault keeps both); a passage of code alone
         # is in no language.
