@@ -128,7 +128,7 @@ def machine() -> dict[str, Any]:
 def make_use_embedder() -> tuple[Any, float]:
     """kebab's default embedder, loaded and warmed once; returns (embedder, load seconds)."""
     from kebab.config import EmbedConfig
-    from kebab.embed import make_embedder
+    from kebab.embed.choose import make_embedder
 
     emb = make_embedder(EmbedConfig())
     t = time.perf_counter()

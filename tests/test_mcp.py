@@ -161,7 +161,7 @@ async def test_bad_arguments_are_one_sentence_naming_the_argument_and_what_it_ma
         (
             "search_notes",
             {"query": "x", "limit": 3},
-            "search_notes takes query, k, mode, path_glob, tag; limit is not one of them.",
+            "search_notes takes query, k, mode, path_glob, tag, where; limit is not one of them.",
         ),
         ("ask_notes", {}, "ask_notes needs question (the question): non-empty text."),
         (

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from kebab.errors import NothingMatches
 from kebab.model import to_builtins
 
 MODES = ("hybrid", "lexical", "vector")
@@ -214,20 +215,24 @@ def test_a_path_glob_keeps_only_matching_notes(small_vault, open_workspace):
         assert paths(ws.search("backup", k=10, mode=mode, path_glob="rust/*.md"))[0] == (
             "rust/ownership.md"
         )
-        assert ws.search("backup", k=10, mode=mode, path_glob="nowhere/**") == []
+        with pytest.raises(NothingMatches, match=r"no note matches the filter path:nowhere/\*\*"):
+            ws.search("backup", k=10, mode=mode, path_glob="nowhere/**")
 
 
 def test_a_tag_filter_keeps_only_notes_with_that_tag(small_vault, open_workspace):
     ws = open_workspace(small_vault)
     ws.refresh()
     for mode in MODES:
-        front_matter = ws.search("backup", k=10, mode=mode, tag="homelab")
+        front_matter = ws.search("backup", k=10, mode=mode, tags=["homelab"])
         assert paths(front_matter) and set(paths(front_matter)) == {"ops/backup.md"}, mode
-        inline = ws.search("port https backup", k=10, mode=mode, tag="#Web")
+        inline = ws.search("port https backup", k=10, mode=mode, tags=["#Web"])
         assert set(paths(inline)) == {"ops/nginx.md"}, mode
-        both = ws.search("backup", k=10, mode=mode, tag="ops", path_glob="ops/nginx.md")
+        both = ws.search("backup", k=10, mode=mode, tags=["ops"], path_glob="ops/nginx.md")
         assert set(paths(both)) <= {"ops/nginx.md"}, mode
-        assert ws.search("backup", k=10, mode=mode, tag="nonexistent") == []
+        with pytest.raises(NothingMatches, match="#nonexistent"):
+            ws.search("backup", k=10, mode=mode, tags=["nonexistent"])
+        written = ws.search("#homelab path:ops/ backup", k=10, mode=mode)
+        assert set(paths(written)) == {"ops/backup.md"}, mode
 
 
 # across languages ---------------------------------------------------------------------------

@@ -41,6 +41,11 @@ class InvalidParams(KebabError):
     """A request's parameters are wrong; the message names the parameter."""
 
 
+class NothingMatches(KebabError):
+    """A filter (path glob, tags, front-matter fields) that no note passes: the message names
+    it, so it is not read as notes that lack an answer."""
+
+
 class Cancelled(asyncio.CancelledError):
     """A cancelled question that still carries its persisted partial answer (`Workspace.ask`)."""
 

@@ -24,21 +24,23 @@ from urllib.parse import unquote
 from kebab.markdown import content_hash, normalise_newlines
 from kebab.model import Chunk, Citation
 from kebab.paths import resolve_inside
-from kebab.units import fence_after
+from kebab.syntax import (
+    CALLOUT_START,
+    FOOTNOTE_DEFINITION,
+    FOOTNOTE_LABEL,
+    FOOTNOTE_REFERENCE,
+    HEADING,
+    KEBAB_DEFINITION,
+    QUOTE_MARKER,
+    SPACE_BEFORE_FOOTNOTE,
+    fence_after,
+)
 
 # The model's citation marker: only `[#n]` counts (`[1]` and `vec![1]` are prose or code).
 MARKER = re.compile(r"\[#(\d{1,3})\]")
 
-DEFINITION = re.compile(
-    r"^\[\^(?P<label>[^\]\s]+)\]:\s*\[(?P<title>[^\]]*)\]\((?P<link>[^)\s]*)"
-    r"(?:\s+\"kb:(?P<hash>[0-9a-f]+)\")?\)\s*L(?P<start>\d+)\s*[–-]\s*L?(?P<end>\d+)\s*$"
-)
-REFERENCE = re.compile(r"\[\^(?P<label>[^\]\s]+)\](?!:)")
-_ANY_DEFINITION = re.compile(r"^\[\^(?P<label>[^\]\s]+)\]:", re.MULTILINE)
-_ALONE = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)|^\[\^[^\]\s]+\]:")  # a heading, a definition
-_QUOTED = re.compile(r"^\s*>\s?")
-_CALLOUT_HEAD = re.compile(r"^\s*>\s*\[!")
-_ENDS_CITED = re.compile(r"\[\^[^\]\s]+\][\s.,;:!?)\]\"'*_…。]*$")
+# a line that ends citing a footnote, then only punctuation or closing emphasis
+_ENDS_CITED = re.compile(FOOTNOTE_LABEL.pattern + r"[\s.,;:!?)\]\"'*_…。]*$")
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,8 @@ def slug(heading: str) -> str:
 
 def next_label(note_text: str, style: str = "kb") -> int:
     """The first free number: after the highest `kb-` label (or numeric label) in the note."""
-    labels = [m.group("label") for m in _ANY_DEFINITION.finditer(note_text)]
-    labels += [m.group("label") for m in REFERENCE.finditer(note_text)]
+    labels = [m.group("label") for m in FOOTNOTE_DEFINITION.finditer(note_text)]
+    labels += [m.group("label") for m in FOOTNOTE_REFERENCE.finditer(note_text)]
     if style == "numeric":
         nums = [int(lab) for lab in labels if lab.isdigit()]
     else:
@@ -107,7 +109,7 @@ def render(
         return f"[^{labels[n]}]" if n in labels else ""
 
     body = MARKER.sub(ref, answer)
-    body = re.sub(r"[ \t]+(?=\[\^)", "", body)  # "fact [^kb-1]" → "fact[^kb-1]"
+    body = SPACE_BEFORE_FOOTNOTE.sub("", body)  # "fact [^kb-1]" → "fact[^kb-1]"
     defs = [
         definition_line(labels[n], by_marker[n], note_path) for n in (labels if all_defs else new)
     ]
@@ -175,7 +177,7 @@ def definitions(note_text: str, note_path: str) -> list[Definition]:
     """kebab's footnote definitions in a note, with their links resolved to workspace paths."""
     out = []
     for i, line in enumerate(note_text.split("\n")):
-        m = DEFINITION.match(line.rstrip("\r"))
+        m = KEBAB_DEFINITION.match(line.rstrip("\r"))
         if not m:
             continue
         link, _, anchor = m.group("link").partition("#")
@@ -197,10 +199,10 @@ def definitions(note_text: str, note_path: str) -> list[Definition]:
 
 def label_at(line: str, character: int) -> str | None:
     """The footnote label under `character` on `line` (a reference or a definition's label)."""
-    for m in REFERENCE.finditer(line):
+    for m in FOOTNOTE_REFERENCE.finditer(line):
         if m.start() <= character <= m.end():
             return m.group("label")
-    d = _ANY_DEFINITION.match(line)
+    d = FOOTNOTE_DEFINITION.match(line)
     if d and character <= d.end():
         return d.group("label")
     return None
@@ -215,12 +217,12 @@ def answer_below(lines: list[str], line: int, quoted: bool = False) -> int | Non
     answer. `quoted`: under a callout's question, the answer inside the callout, every line
     quoted, up to the callout's end."""
     below = lines[line + 1] if line + 1 < len(lines) else "x"
-    if (_QUOTED.sub("", below, count=1) if quoted else below).strip():
+    if (QUOTE_MARKER.sub("", below, count=1) if quoted else below).strip():
         return None  # the cheap test first: code actions ask for every line the cursor is on
     body = lines[line + 1 :]
     if quoted:
-        inside = takewhile(lambda s: _QUOTED.match(s) and not _CALLOUT_HEAD.match(s), body)
-        body = [_QUOTED.sub("", s, count=1) for s in inside]
+        inside = takewhile(lambda s: QUOTE_MARKER.match(s) and not CALLOUT_START.match(s), body)
+        body = [QUOTE_MARKER.sub("", s, count=1) for s in inside]
     last = None
     for first, end in _blocks(body):
         block = body[first : end + 1]
@@ -241,7 +243,7 @@ def unused_definitions(lines: list[str], first: int, last: int) -> list[int]:
         i
         for i, s in enumerate(lines)
         if not first <= i <= last
-        and (m := DEFINITION.match(s))
+        and (m := KEBAB_DEFINITION.match(s))
         and m["hash"]
         and m["label"] in there
     ]
@@ -249,11 +251,11 @@ def unused_definitions(lines: list[str], first: int, last: int) -> list[int]:
 
 def kebab_labels(lines: list[str]) -> set[str]:
     """The labels kebab's own definitions name (their link title holds the passage's hash)."""
-    return {m["label"] for s in lines if (m := DEFINITION.match(s)) and m["hash"]}
+    return {m["label"] for s in lines if (m := KEBAB_DEFINITION.match(s)) and m["hash"]}
 
 
 def _labels_cited(lines: list[str]) -> set[str]:
-    return {r["label"] for s in lines for r in REFERENCE.finditer(s)}
+    return {r["label"] for s in lines for r in FOOTNOTE_REFERENCE.finditer(s)}
 
 
 def _answers(block: list[str], lines: list[str]) -> bool:
@@ -295,7 +297,7 @@ def _blocks(lines: list[str]) -> Iterator[tuple[int, int]]:
         if fence:
             run.append(i)
             fence = fence_after(s, fence)
-        elif not s.strip() or _ALONE.match(s):
+        elif not s.strip() or HEADING.match(s) or FOOTNOTE_DEFINITION.match(s):
             if run:
                 yield run[0], run[-1]
             run = []

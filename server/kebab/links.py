@@ -15,11 +15,8 @@ from urllib.parse import unquote
 
 import msgspec
 
-from kebab.units import fence_after
+from kebab.syntax import CODE_SPAN, MARKDOWN_LINK, WIKILINK, fence_after
 
-_WIKI = re.compile(r"(!?)\[\[([^\]|#^\n]*)(?:#\^?([^\]|\n]*))?(?:\|[^\]\n]*)?\]\]")
-_MARKDOWN = re.compile(r"(!?)\[[^\]\n]*\]\(<?([^)\s>]+)>?(?:\s+\"[^\"\n]*\")?\)")
-_CODE_SPAN = re.compile(r"`[^`\n]*`")
 _EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)  # https:, mailto:, obsidian:
 
 
@@ -43,9 +40,9 @@ def links_in(source: str, text: str, resolve: Callable[[str, str], str | None]) 
         was, fence = fence, fence_after(raw, fence)
         if was or fence:
             continue  # a fence line, or code inside one
-        line = _CODE_SPAN.sub(lambda m: " " * len(m.group()), raw)
-        found = [(m.start(), m, True) for m in _WIKI.finditer(line)]
-        found += [(m.start(), m, False) for m in _MARKDOWN.finditer(line)]
+        line = CODE_SPAN.sub(lambda m: " " * len(m.group()), raw)
+        found = [(m.start(), m, True) for m in WIKILINK.finditer(line)]
+        found += [(m.start(), m, False) for m in MARKDOWN_LINK.finditer(line)]
         for _, m, wiki in sorted(found, key=lambda f: f[0]):
             link = _wiki(source, n, m, resolve) if wiki else _markdown(source, n, m, resolve)
             if link is not None:

@@ -20,6 +20,15 @@ import msgspec
 
 from kebab import tokens
 from kebab.model import Chunk
+from kebab.syntax import (
+    CALLOUT,
+    HEADING_ATTRIBUTES,
+    HEADING_CLOSING,
+    HEADING_OPENING,
+    NOT_PROSE,
+    TAG,
+    WIKILINK_SHOWN,
+)
 from kebab.units import own_writing
 
 if TYPE_CHECKING:
@@ -36,13 +45,6 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin)
 
 
-_ATTR_SUFFIX = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")  # mkdocs-style `{ #anchor }` on headings
-_WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
-_CALLOUT = re.compile(r"^(\s*>\s*)\[!([A-Za-z-]+)\][+-]?", re.MULTILINE)
-_TAG = re.compile(r"(?<![\w/#&])#([^\W\d][\w/-]*)")
-_NOT_PROSE = re.compile(r"```.*?```|~~~.*?~~~|`[^`\n]*`|\{[^{}\n]*\}|\]\([^)\n]*\)", re.DOTALL)
-
-
 class Note(msgspec.Struct):
     """A parsed note: its metadata, its chunks, and what was odd about it."""
 
@@ -51,6 +53,7 @@ class Note(msgspec.Struct):
     aliases: list[str]
     chunks: list[Chunk]
     warnings: list[str]
+    fields: dict[str, object] = {}  # front matter's scalars and lists of them (`filters`)
 
 
 @dataclass
@@ -99,22 +102,29 @@ def parse(path: str, text: str, target_tokens: int = 320, max_tokens: int = 640)
     tags = _dedupe([t.lower() for t in _str_list(meta.get("tags"))] + inline_tags(text))
     aliases = _str_list(meta.get("aliases"))
     chunks = _chunk(path, lines, _sections(blocks), title, tags, target_tokens, max_tokens)
-    return Note(title=title, tags=tags, aliases=aliases, chunks=chunks, warnings=warnings)
+    return Note(
+        title=title,
+        tags=tags,
+        aliases=aliases,
+        chunks=chunks,
+        warnings=warnings,
+        fields=_fields(meta),
+    )
 
 
 def plain_text(markdown: str) -> str:
     """Text for indexing: wikilinks become their link text, callout markers their type word;
     answers kebab inserted are left out (they restate other notes: `units.own_writing`)."""
-    out = _WIKILINK.sub(
+    out = WIKILINK_SHOWN.sub(
         lambda m: m.group(3) or " ".join(filter(None, m.group(1, 2))), own_writing(markdown)
     )
-    return _CALLOUT.sub(lambda m: m.group(1) + m.group(2).lower(), out)
+    return CALLOUT.sub(lambda m: m.group(1) + m.group(2).lower(), out)
 
 
 def inline_tags(text: str) -> list[str]:
     """`#tags` written in the prose (not in code, not headings, not numbers like #1)."""
-    prose = _NOT_PROSE.sub(" ", text)
-    return [t.lower() for t in _TAG.findall(prose)]
+    prose = NOT_PROSE.sub(" ", text)
+    return [t.lower() for t in TAG.findall(prose)]
 
 
 def content_hash(text: str) -> str:
@@ -224,9 +234,9 @@ def _trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
 def clean_heading(raw: str) -> str:
     """Heading text as a reader sees it: no `#` markers, closing hashes or `{ #anchor }`."""
     text = raw.strip()
-    text = re.sub(r"^#{1,6}\s*", "", text)
-    text = re.sub(r"\s+#+\s*$", "", text)
-    return _ATTR_SUFFIX.sub("", text).strip()
+    text = HEADING_OPENING.sub("", text)
+    text = HEADING_CLOSING.sub("", text)
+    return HEADING_ATTRIBUTES.sub("", text).strip()
 
 
 def _heading_source(span: list[str], markup: str) -> str:
@@ -292,6 +302,22 @@ def _str_list(value: object) -> list[str]:
     else:
         items = [str(value)] if _scalar(value) else []
     return [i.strip().lstrip("#") for i in items if i and i.strip().lstrip("#")]
+
+
+def _fields(meta: dict[str, object]) -> dict[str, object]:
+    """Front matter a filter can test: scalars (dates as ISO text) and lists of scalars, keys
+    lowercased; nested mappings are left out."""
+    out: dict[str, object] = {}
+    for key, value in meta.items():
+        if isinstance(value, list):
+            out[key.lower()] = [_plain(v) for v in value if _scalar(v)]
+        elif _scalar(value):
+            out[key.lower()] = _plain(value)
+    return out
+
+
+def _plain(value: object) -> object:
+    return value.isoformat() if isinstance(value, datetime.date) else value
 
 
 def _dedupe(items: list[str]) -> list[str]:

@@ -132,6 +132,12 @@ def _shown(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+WHERE = (
+    "only notes whose front matter holds each of these: 'status=draft', 'status!=done', "
+    "'reviewed>=2024-01-01' (dates and numbers compare as such)"
+)
+
+
 def build(ws: Workspace) -> MCPServer[Any]:
     """The MCP server for `ws` (its tools registered), not yet running. Imported only by
     `kebab mcp`: no other command pays for the SDK."""
@@ -151,12 +157,15 @@ def build(ws: Workspace) -> MCPServer[Any]:
             str | None, Field(description="only notes matching, e.g. 'ops/**'")
         ] = None,
         tag: Annotated[str | None, Field(description="only notes with this tag")] = None,
+        where: Annotated[list[str] | None, Field(description=WHERE)] = None,
     ) -> dict[str, Any]:
         """Passages of the notes that match the query best, best first: path, heading path,
         line span (1-based, inclusive), score and text."""
         background.kick()
         try:
-            hits = await asyncio.to_thread(ws.search, query, k, mode, path_glob, tag)
+            hits = await asyncio.to_thread(
+                ws.search, query, k, mode, path_glob, [tag] if tag else None, where
+            )
         except KebabError as e:
             raise ToolError(str(e)) from None
         return {"hits": [_passage(to_builtins(h)) for h in hits], **_building(ws, background)}
@@ -169,6 +178,11 @@ def build(ws: Workspace) -> MCPServer[Any]:
         conversation: Annotated[
             str | None, Field(description="a previous answer's conversation, to follow up")
         ] = None,
+        path_glob: Annotated[
+            str | None, Field(description="only notes matching, e.g. 'ops/**'")
+        ] = None,
+        tag: Annotated[str | None, Field(description="only notes with this tag")] = None,
+        where: Annotated[list[str] | None, Field(description=WHERE)] = None,
     ) -> dict[str, Any]:
         """Answer a question from the notes. Every claim carries a [#n] marker naming a
         citation; `grounded` false means the notes do not answer it, and `refusal_text` says
@@ -184,7 +198,14 @@ def build(ws: Workspace) -> MCPServer[Any]:
                 "earlier ask_notes answer, or leave it out to ask a new question."
             )
         try:
-            answer = await ws.ask(AskRequest(question=question, conversation=conversation))
+            req = AskRequest(
+                question=question,
+                conversation=conversation,
+                path_glob=path_glob,
+                tags=[tag] if tag else [],
+                where=where or [],
+            )
+            answer = await ws.ask(req)
         except KebabError as e:
             raise ToolError(str(e)) from None
         return {**_answered(answer), **_building(ws, background)}
@@ -225,6 +246,7 @@ def _answered(answer: Answer) -> dict[str, Any]:
         "citations": [_passage(to_builtins(c)) for c in answer.citations],
         "nearest": [_passage(to_builtins(c)) for c in answer.candidates],
         "conversation": answer.conversation,
+        "filters": answer.filters,
     }
 
 

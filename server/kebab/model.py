@@ -19,7 +19,7 @@ Outcome = Literal["answered", "closest", "not_answered"]
 
 PARSER_VERSION = "md-1"
 CHUNKER_VERSION = "chunk-4"
-INDEX_VERSION = "idx-4"  # idx-4: kebab's own answers are not indexed
+INDEX_VERSION = "idx-5"  # idx-5: notes keep their front-matter fields (filters)
 
 
 class Turn(msgspec.Struct):
@@ -43,6 +43,11 @@ class AskRequest(msgspec.Struct, forbid_unknown_fields=False):
     history: list[Turn] = []
     conversation: str | None = None
     path: str | None = None  # workspace-relative note the question was asked from
+    # Only notes under this glob, with every one of these tags, whose front matter holds every
+    # `key=value` (`!=`, `>=`, `<=`): `kebab.filters`. The question may also start with them.
+    path_glob: str | None = None
+    tags: list[str] = []
+    where: list[str] = []
     temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] | None = None
     seed: int | None = None
     explain: bool = False
@@ -81,6 +86,9 @@ class Document(msgspec.Struct):
     mtime_ns: int
     content_hash: str
     warnings: list[str] = []
+    # front matter's scalar fields and lists of scalars, as YAML read them (dates as ISO text):
+    # what `--where status=draft` filters on
+    fields: dict[str, object] = {}
 
 
 class Hit(msgspec.Struct):
@@ -226,6 +234,9 @@ class Answer(msgspec.Struct):
     unsupported: list[str] = []
     # answered | closest | not_answered; set on every new answer (None: a row stored before it)
     outcome: Outcome | None = None
+    # the filter the answer was limited to, as written at the start of a question
+    # (`path:infra/ #ops status=draft`); None when it searched every note
+    filters: str | None = None
 
 
 class GeneratedNote(msgspec.Struct):

@@ -11,6 +11,26 @@ import re
 from collections.abc import Iterable
 
 from kebab.footnotes import MARKER
+from kebab.syntax import (
+    CALLOUT_TYPE_LOOSE,
+    CODE_AND_STRONG_MARKS,
+    FENCE_LINE,
+    FOOTNOTE_LABEL,
+    HEADING_MARK,
+    HTML_COMMENT_TO_END,
+    HTML_TAG,
+    LIST_LEAD,
+    MARKDOWN_LINK_SHOWN,
+    QUOTE_MARKERS,
+    SNIPPET_INCLUDE,
+    STAR_ITALIC,
+    TABLE_RULE,
+    UNDERSCORE_ITALIC,
+    WIKILINK_ALIAS,
+    WIKILINK_HEADING,
+    WIKILINK_HEADING_HERE,
+    WIKILINK_NOTE,
+)
 
 NOT_ANSWERED = "Not answered."
 CLOSEST = "Closest in your notes."
@@ -71,34 +91,30 @@ class Streamed:
 
 
 # Clean excerpts -------------------------------------------------------------------------------
-_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
-_HEADING = re.compile(r"^\s*#{1,6}\s")
-_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _INLINE: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"^\s*(?:>\s?)+"), ""),  # quote markers
-    (re.compile(r"^\s*\[![\w-]+\][+-]?\s*"), ""),  # a callout's [!note]
-    (re.compile(r"^\s*#{1,6}\s+"), ""),
-    (re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?"), ""),  # list markers, task boxes
-    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # [text](target) → text
-    (re.compile(r"\[\[[^\]|]*\|([^\]]*)\]\]"), r"\1"),  # [[target|alias]] → alias
-    (re.compile(r"\[\[#([^\]]*)\]\]"), r"\1"),  # [[#Heading]] → Heading
-    (re.compile(r"\[\[([^\]#]*)#([^\]]*)\]\]"), r"\1 › \2"),  # [[note#Heading]]
-    (re.compile(r"\[\[([^\]]*)\]\]"), r"\1"),  # [[note]] → note
-    (re.compile(r"\[\^[^\]\s]+\]"), ""),  # footnote references
-    (re.compile(r"</?[A-Za-z][^>]*>"), " "),  # HTML tags
-    (re.compile(r"\{[*!%][^{}\n]*[*!%]\}"), " "),  # snippet includes `{* file.py *}`
-    (re.compile(r"`+|\*\*|__|~~"), ""),  # code and strong marks
-    (re.compile(r"(?<![\w*])\*(\S(?:[^*]*\S)?)\*(?![\w*])"), r"\1"),  # *italics*
-    (re.compile(r"(?<!\w)_(\S(?:[^_]*\S)?)_(?!\w)"), r"\1"),  # _italics_
+    (QUOTE_MARKERS, ""),
+    (CALLOUT_TYPE_LOOSE, ""),  # a callout's [!note]
+    (HEADING_MARK, ""),
+    (LIST_LEAD, ""),  # list markers, task boxes
+    (MARKDOWN_LINK_SHOWN, r"\1"),  # [text](target) → text
+    (WIKILINK_ALIAS, r"\1"),  # [[target|alias]] → alias
+    (WIKILINK_HEADING_HERE, r"\1"),  # [[#Heading]] → Heading
+    (WIKILINK_HEADING, r"\1 › \2"),  # [[note#Heading]]
+    (WIKILINK_NOTE, r"\1"),  # [[note]] → note
+    (FOOTNOTE_LABEL, ""),  # footnote references
+    (HTML_TAG, " "),
+    (SNIPPET_INCLUDE, " "),  # snippet includes `{* file.py *}`
+    (CODE_AND_STRONG_MARKS, ""),
+    (STAR_ITALIC, r"\1"),
+    (UNDERSCORE_ITALIC, r"\1"),
 ]
 
 
 def excerpt(markdown: str, limit: int = 240) -> str:
     """A passage as plain text on one line, at most `limit` characters (then `…`), cut at a
     word; the headings it starts with are left out (its heading path names them)."""
-    lines = _COMMENT.sub(" ", markdown.replace("\r\n", "\n")).split("\n")
-    while lines and (not lines[0].strip() or _HEADING.match(lines[0])):
+    lines = HTML_COMMENT_TO_END.sub(" ", markdown.replace("\r\n", "\n")).split("\n")
+    while lines and (not lines[0].strip() or HEADING_MARK.match(lines[0])):
         lines.pop(0)
     text = " ".join(filter(None, (_plain(line) for line in lines)))
     text = " ".join(text.split())
@@ -110,7 +126,7 @@ def excerpt(markdown: str, limit: int = 240) -> str:
 
 
 def _plain(line: str) -> str:
-    if _FENCE.match(line) or _TABLE_RULE.match(line):
+    if FENCE_LINE.match(line) or TABLE_RULE.match(line):
         return ""
     for pattern, repl in _INLINE:
         line = pattern.sub(repl, line)

@@ -19,29 +19,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pathspec
 
+from kebab.filters import Filters
 from kebab.index import Index, embedding_text
 from kebab.model import Chunk, Hit, SearchMode
 from kebab.text import coverage, is_korean, query_words, terms_of
 from kebab.units import is_asking, is_navigation, only_kebab_answers
 
 
-@dataclass(frozen=True)
-class Filters:
-    path_glob: str | None = None
-    tag: str | None = None
-
-    def __bool__(self) -> bool:
-        return bool(self.path_glob or self.tag)
-
-    def allows(self, chunk: Chunk) -> bool:
-        if self.tag and self.tag.lower().lstrip("#") not in chunk.tags:
-            return False
-        if self.path_glob:
-            spec = pathspec.PathSpec.from_lines("gitignore", [self.path_glob])
-            return spec.match_file(chunk.path)
-        return True
+def passing(index: Index, filters: Filters) -> set[str]:
+    """The notes that pass `filters` (their paths), read from the index's documents."""
+    return {
+        path
+        for path, doc in index.store.documents().items()
+        if filters.allows(path, doc.tags, doc.fields)
+    }
 
 
 @dataclass(frozen=True)
@@ -84,8 +76,9 @@ def search(
             vector = index.vector_search(qvec, depth)
     chunks = index.store.chunks_by_key({key for key, _ in lexical} | {key for key, _ in vector})
     if filters:
-        lexical = [(key, s) for key, s in lexical if key in chunks and filters.allows(chunks[key])]
-        vector = [(key, s) for key, s in vector if key in chunks and filters.allows(chunks[key])]
+        notes = passing(index, filters)
+        lexical = [(key, s) for key, s in lexical if key in chunks and chunks[key].path in notes]
+        vector = [(key, s) for key, s in vector if key in chunks and chunks[key].path in notes]
     units: dict[int, float] = {}
     if qvec is not None and fusion.unit_weight:
         pool = [key for key, _ in lexical[:candidates]] + [key for key, _ in vector[:candidates]]

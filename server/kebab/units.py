@@ -15,42 +15,45 @@ import textwrap
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from kebab.syntax import (
+    ANY_LINK,
+    BACKTICK_FENCES,
+    CALLOUT_TYPE,
+    DIALECT_MARKER,
+    FENCE_LINE,
+    FOOTNOTE_REFERENCE,
+    HTML_COMMENT,
+    IMAGE,
+    KEBAB_DEFINITION_START,
+    LEADING_BACKTICKS,
+    LINKS_ONLY,
+    LIST_ITEM,
+    MAYBE_INDENTED_CODE,
+    QUOTE_PREFIX,
+    QUOTED_CODE_MARKERS,
+    SNIPPET_INCLUDE,
+    TABLE_RULE_CHARS,
+    TASK_BOX,
+    URL,
+    closes,
+    fence_after,
+)
+
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
-LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
-_QUOTE = re.compile(r"^(>\s*)+")
-_QUOTED_CODE = re.compile(r"^\s*(> ?)+")  # a code line's quote markers, not its indentation
-_CALLOUT = re.compile(r"^\[![A-Za-z-]+\][+-]?\s*")
-_TABLE_RULE = re.compile(r"\|?[\-: |]+\|?")
-_FENCE = re.compile(r"^(`{3,}|~{3,})")
-# Block markers of Markdown dialects: pymdownx `/// tip`, fenced divs `::: note`, mkdocs
-# admonitions `!!! warning "Title"`, and lines of nothing but HTML tags (`<div class="termy">`):
-# markup around text, never text to quote.
-_BLOCK_MARKER = re.compile(r"^(///|:::|!!!|\?\?\?\+?)(\s|$)|^(</?[A-Za-z][^<>]*>)+$")
-_URL = re.compile(r"<https?://[^>\s]+>|https?://\S+")
 # Words after which a period does not end a sentence.
 _ABBREV = re.compile(
     r"(\b(e\.g|i\.e|etc|vs|cf|approx|incl|resp|fig|no|nr|mr|mrs|dr|st|ca|al)\.|\b[A-Za-z]\.)$",
     re.IGNORECASE,
 )
 _END = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣\"'`(\[*_])|(?<=[다요음함죠까][.!?])\s+")
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_INCLUDE = re.compile(r"\{[*!%][^{}\n]*[*!%]\}")  # mkdocs / snippet includes: `{* file.py *}`
-_LINK_ONLY = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)|[\s,;·|/-])+$")
-_LINK = re.compile(r"\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\)")
-_LEADING_LINK = re.compile(r"^(\[\[[^\]]+\]\]|\[[^\]]*\]\([^)]*\))")
 _GLOSS_WORDS = 8  # an index entry's gloss; a longer line after a link states something itself
 EMBEDDED_CHARS = 1500  # of one unit
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
 VERSION = "units-8"
-# kebab's own answers in a note, known by their footnotes: a definition whose link title holds
-# the cited passage's hash (`[^kb-1]: [T](x.md#t "kb:1a2b") L3–L9`), and references to
-# `[^kb-n]` labels or to a label such a definition names (`footnote_labels = "numeric"`).
-_KB_DEFINITION = re.compile(r'^\[\^(?P<label>[^\]\s]+)\]:\s*\[[^\]]*\]\([^)\s]*\s+"kb:[0-9a-f]+"\)')
-_REFERENCE = re.compile(r"\[\^(?P<label>[^\]\s]+)\](?!:)")
 _QUESTION_END = re.compile(r"[?？]$|[가-힣](까|까요|나요|가요|는가|는지|을지|니|냐)$")
 
 
@@ -73,10 +76,10 @@ def units(text: str) -> list[str]:
 
     fence: list[str] | None = None  # the open code block: its opening line, then its lines
     opener = ""  # the open block's fence: one opened with four backticks closes on four or more
-    lines = _INCLUDE.sub("", _HTML_COMMENT.sub("", text)).split("\n")
+    lines = SNIPPET_INCLUDE.sub("", HTML_COMMENT.sub("", text)).split("\n")
     indented = _indented_code(lines)
     for i, raw in enumerate(lines):
-        line = _CALLOUT.sub("", _QUOTE.sub("", raw.strip())).strip()
+        line = CALLOUT_TYPE.sub("", QUOTE_PREFIX.sub("", raw.strip())).strip()
         if i in indented:  # an indented code block reads as a fenced one
             if fence is None:
                 flush()
@@ -87,7 +90,7 @@ def units(text: str) -> list[str]:
                     out.append(_block(fence))
                 fence = None
             continue
-        if fence is None and (opened := _FENCE.match(line)):
+        if fence is None and (opened := FENCE_LINE.match(line)):
             flush()
             fence, opener = [line], opened.group(1)
             continue
@@ -99,14 +102,14 @@ def units(text: str) -> list[str]:
             fence = None
             continue
         if fence is not None:
-            fence.append(_QUOTED_CODE.sub("", raw))
+            fence.append(QUOTED_CODE_MARKERS.sub("", raw))
             continue
-        if _TABLE_RULE.fullmatch(line) and "-" in line:
+        if TABLE_RULE_CHARS.fullmatch(line) and "-" in line:
             flush()
             if out and out[-1].startswith("|"):
                 header = _cells(out.pop())
             continue
-        if not line or line.startswith("#") or _BLOCK_MARKER.match(line):
+        if not line or line.startswith("#") or DIALECT_MARKER.match(line):
             flush()
             header = []
             continue
@@ -145,7 +148,6 @@ def units(text: str) -> list[str]:
 
 
 FENCE = "```"
-_MAYBE_INDENTED_CODE = re.compile(r"\n[ \t]*\n( {4}|\t)[ \t]*\S")  # a blank line, then 4 spaces
 
 
 @lru_cache(maxsize=1)
@@ -161,7 +163,7 @@ def _indented_code(lines: list[str]) -> set[int]:
     sentence at a time. The parser decides (a list item's indented paragraph is not code), and
     only runs on a passage that might hold one."""
     text = "\n".join(lines)
-    if not _MAYBE_INDENTED_CODE.search("\n\n" + text):  # the passage may start with one
+    if not MAYBE_INDENTED_CODE.search("\n\n" + text):  # the passage may start with one
         return set()
     found: set[int] = set()
     for token in _commonmark().parse(text):
@@ -173,19 +175,16 @@ def _indented_code(lines: list[str]) -> set[int]:
     return found
 
 
-_FENCE_LINE = re.compile(r"^`{3,}", re.M)
-
-
 def is_block(unit: str) -> bool:
     """Whether a unit holds a fenced code block (alone or after the line introducing it): a
     line that starts with a fence, not three backticks inside a code span."""
-    return "\n" in unit and bool(_FENCE_LINE.search(unit))
+    return "\n" in unit and bool(BACKTICK_FENCES.search(unit))
 
 
 def split_block(unit: str) -> tuple[str, str, list[str]]:
     """A block unit as (the line introducing it, the opening fence with its language, the
     code lines); the first is empty for a block that stands alone."""
-    fence = _FENCE_LINE.search(unit)
+    fence = BACKTICK_FENCES.search(unit)
     at = fence.start() if fence else 0
     head, rest = unit[:at], unit[at:]
     opening, _, body = rest.partition("\n")
@@ -194,32 +193,16 @@ def split_block(unit: str) -> tuple[str, str, list[str]]:
     return head.strip(), opening.strip(), code
 
 
-def closes(opener: str, line: str) -> bool:
-    """Whether `line` closes a block opened by `opener` (CommonMark: the same character, at
-    least as many, nothing after it): a ```` ```tasks ```` line inside a block is code."""
-    bare = line.strip()
-    return len(bare) >= len(opener) and bare[0] == opener[0] and bare == bare[0] * len(bare)
-
-
-def fence_after(line: str, fence: str) -> str:
-    """The fence open after `line`: `fence` until a line closes it (`closes`); the fence `line`
-    opens when none is open; "" otherwise. What a line-by-line reader keeps to skip code."""
-    if fence:
-        return "" if closes(fence, line) else fence
-    opened = _FENCE.match(line.strip())
-    return opened.group(1) if opened else ""
-
-
 def fence_for(code: list[str]) -> str:
     """A fence longer than any run of backticks starting a line of `code`, so a block that
     quotes a fenced block (an example of a `tasks` query) is never closed by its inner fence."""
-    inner = max((len(m.group()) for ln in code if (m := re.match(r"\s*(`{3,})", ln))), default=0)
+    inner = max((len(m.group()) for ln in code if (m := LEADING_BACKTICKS.match(ln))), default=0)
     return "`" * max(3, inner + 1)
 
 
 def _block(fence: list[str]) -> str:
     """The unit of one fenced code block: its lines dedented, trailing blank lines dropped."""
-    lang = _FENCE.sub("", fence[0]).strip()
+    lang = FENCE_LINE.sub("", fence[0]).strip()
     body = textwrap.dedent("\n".join(ln.rstrip() for ln in fence[1:])).strip("\n")
     marker = fence_for(body.split("\n"))
     return f"{marker}{lang}\n{body}\n{marker}"
@@ -261,13 +244,13 @@ def own_writing(text: str) -> str:
     if "[^" not in text:
         return text
     lines = text.split("\n")
-    ours = {m["label"] for ln in lines if (m := _KB_DEFINITION.match(ln))}
-    blank = {i for i, ln in enumerate(lines) if _KB_DEFINITION.match(ln)}
+    ours = {m["label"] for ln in lines if (m := KEBAB_DEFINITION_START.match(ln))}
+    blank = {i for i, ln in enumerate(lines) if KEBAB_DEFINITION_START.match(ln)}
     for para in _paragraphs(lines):
         if any(
             r["label"].startswith("kb-") or r["label"] in ours
             for i in para
-            for r in _REFERENCE.finditer(lines[i])
+            for r in FOOTNOTE_REFERENCE.finditer(lines[i])
         ):
             blank.update(para)
     return "\n".join("" if i in blank else ln for i, ln in enumerate(lines))
@@ -283,8 +266,8 @@ def only_kebab_answers(text: str) -> bool:
 def is_question(line: str) -> bool:
     """A line that asks (ends in '?', '？' or a Korean question ending), list and quote markers,
     task boxes and emphasis aside."""
-    bare = LIST_ITEM.sub("", _QUOTE.sub("", line.strip())).strip()
-    bare = re.sub(r"^\[[ xX]\]\s+", "", bare).rstrip("~*_ ")
+    bare = LIST_ITEM.sub("", QUOTE_PREFIX.sub("", line.strip())).strip()
+    bare = TASK_BOX.sub("", bare).rstrip("~*_ ")
     return bool(bare) and not bare.startswith("#") and bool(_QUESTION_END.search(bare))
 
 
@@ -370,10 +353,10 @@ def is_navigation(text: str) -> bool:
 def _points_elsewhere(line: str) -> bool:
     """A line of links, or a link with a short gloss (`[[backup]]: nightly restic backups`):
     an index note's entry, which names where the answer is rather than stating it."""
-    if _LINK_ONLY.match(line):
+    if LINKS_ONLY.match(line):
         return True
-    lead = _LEADING_LINK.match(line)
-    return bool(lead) and len(re.findall(r"\w+", _LINK.sub(" ", line))) <= _GLOSS_WORDS
+    lead = ANY_LINK.match(line)
+    return bool(lead) and len(re.findall(r"\w+", ANY_LINK.sub(" ", line))) <= _GLOSS_WORDS
 
 
 def _says(code_line: str) -> bool:
@@ -385,20 +368,17 @@ def _says(code_line: str) -> bool:
 
 def _quotable(unit: str) -> bool:
     bare = LIST_ITEM.sub("", unit).strip()
-    if len(bare) <= 3 or _LINK_ONLY.match(bare):
+    if len(bare) <= 3 or LINKS_ONLY.match(bare):
         return False
-    if _URL.search(bare) and _URL.sub("", bare).strip(" .").endswith(":"):
+    if URL.search(bare) and URL.sub("", bare).strip(" .").endswith(":"):
         return False  # "More information: <https://…>." points elsewhere, answers nothing
     return not unit.rstrip("~*_ ").endswith("?") and "?~~" not in unit
-
-
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)|!\[\[[^\]]+\]\]|<img\b[^>]*>")
 
 
 def is_wordless(unit: str) -> bool:
     """A unit of nothing but images and links (a list item holding a screenshot): it stays a
     unit, so stored unit vectors keep their rows, but it states nothing to quote."""
-    return bool(_LINK_ONLY.match(_IMAGE.sub(" ", LIST_ITEM.sub("", unit)).strip() or "-"))
+    return bool(LINKS_ONLY.match(IMAGE.sub(" ", LIST_ITEM.sub("", unit)).strip() or "-"))
 
 
 def _balanced(text: str) -> bool:
@@ -425,7 +405,7 @@ def is_asking(text: str) -> bool:
     fenced = False
     for raw in own_writing(text).split("\n"):
         line = raw.strip()
-        if _FENCE.match(line):
+        if FENCE_LINE.match(line):
             fenced = not fenced
         elif not line or (line.startswith("#") and not fenced):
             continue

@@ -17,10 +17,13 @@ import msgspec
 from kebab import config as config_mod
 from kebab import links as links_mod
 from kebab.config import Config
-from kebab.embed import Embedder, make_embedder
-from kebab.errors import InvalidParams, KebabError, WorkspaceError
+from kebab.embed import Embedder
+from kebab.embed.choose import make_embedder
+from kebab.errors import InvalidParams, KebabError, NothingMatches, WorkspaceError
+from kebab.filters import Filters, build, from_question, joined, of, scoped
 from kebab.index import Index, Progress, answers, files
-from kebab.llm import LanguageModel, make_llm
+from kebab.llm import LanguageModel
+from kebab.llm.choose import make_llm
 from kebab.model import (
     Answer,
     Chunk,
@@ -32,7 +35,7 @@ from kebab.model import (
     checked,
 )
 from kebab.paths import resolve_inside
-from kebab.search import Filters, Fusion, related, search
+from kebab.search import Fusion, passing, related, search
 from kebab.text import is_korean
 
 if TYPE_CHECKING:  # answering is imported when first asked: `status` and `search` skip it
@@ -171,20 +174,34 @@ class Workspace:
         k: int | None = None,
         mode: SearchMode | None = None,
         path_glob: str | None = None,
-        tag: str | None = None,
+        tags: list[str] | None = None,
+        where: list[str] | None = None,
     ) -> list[Hit]:
+        """The best passages for `query`, limited to the notes that pass the filter given and
+        the one written at the start of the query (`#ops path:infra/ restore`)."""
         s = self.cfg.search
         if k is not None and not 1 <= k <= 200:
             raise InvalidParams(f"invalid search request: k must be 1..200, got {k}")
+        written, query = from_question(query)
+        scope = joined(build(path_glob, tags, where), written)
+        self.check_scope(scope)
         return search(
             self.index,
             query,
             k or s.k,
             mode or s.mode,
-            Filters(path_glob, tag),
+            scope,
             s.candidates,
             Fusion(lexical_weight=s.lexical_weight),
         )
+
+    def check_scope(self, scope: Filters) -> None:
+        """Raise NothingMatches when a filter is given and no note passes it."""
+        if scope and not passing(self.index, scope):
+            raise NothingMatches(
+                f"no note matches the filter {scope}: check the path glob, the tags and the "
+                "front-matter fields, or leave the filter out to search every note"
+            )
 
     def related(self, path: str, line: int, k: int = 5, same_note: bool = False) -> list[Hit]:
         """The passages elsewhere closest in meaning to the section holding `line` (1-based) of
@@ -210,6 +227,7 @@ class Workspace:
         from kebab.rag import pipeline
 
         request = _valid(request)
+        self.check_scope(of(scoped(request)))
         return await pipeline.ask(self.index, self.cfg, self.llm, request, on_text, on_conflicts)
 
     async def generate_note(

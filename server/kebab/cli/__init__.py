@@ -55,8 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     _common(sp)
     sp.add_argument("-k", type=int, default=None, help="how many hits (default 10)")
     _mode(sp)
-    sp.add_argument("--path-glob", help="only notes matching this glob, e.g. 'rust/**'")
-    sp.add_argument("--tag", help="only notes with this tag")
+    _filters(sp)
     sp.add_argument("--queries", help="JSON lines of {id, question}: one JSON line of hits each")
     sp.set_defaults(func=commands.search)
 
@@ -108,6 +107,7 @@ def _answering(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     _common(sp)
     sp.add_argument("-k", type=int, default=None, help="passages to retrieve (default 10)")
     _mode(sp)
+    _filters(sp)
     _model(sp)
     sp.add_argument("--explain", action="store_true", help="store and print the packed passages")
     sp.add_argument(
@@ -150,6 +150,22 @@ def _common(sp: argparse.ArgumentParser, root_positional: bool = False) -> None:
 
 def _mode(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--mode", choices=["hybrid", "lexical", "vector"])
+
+
+def _filters(sp: argparse.ArgumentParser) -> None:
+    """Which notes: also written at the start of a question (`#ops path:infra/ status=draft`)."""
+    sp.add_argument("--path-glob", help="only notes matching this glob, e.g. 'rust/**'")
+    sp.add_argument(
+        "--tag", action="append", default=[], help="only notes with this tag (repeatable)"
+    )
+    sp.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="only notes whose front matter holds this (repeatable; also !=, >=, <= for dates "
+        "and numbers, e.g. --where status=draft --where reviewed>=2024-01-01)",
+    )
 
 
 def _model(sp: argparse.ArgumentParser) -> None:

@@ -37,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
             mode=args.mode,
             explain=args.explain,
             conversation=conversation,
+            path_glob=args.path_glob,
+            tags=args.tag,
+            where=args.where,
         )
         if args.dry_run:
             _dry_run(ws, req, args.json)
@@ -88,7 +91,15 @@ async def _ask(
 
 async def _batch(ws: Workspace, args: argparse.Namespace) -> int:
     for qid, question in read_queries(args.queries):
-        answer = await ws.ask(AskRequest(question=question, k=args.k, mode=args.mode))
+        req = AskRequest(
+            question=question,
+            k=args.k,
+            mode=args.mode,
+            path_glob=args.path_glob,
+            tags=args.tag,
+            where=args.where,
+        )
+        answer = await ws.ask(req)
         line = to_builtins(answer)
         assert isinstance(line, dict)
         print(json.dumps({"id": qid, **line}, ensure_ascii=False), flush=True)
@@ -135,6 +146,8 @@ def _print_answer(answer: Answer, stream: render.Streamed | None) -> None:
             print(f"\n{_verdict(answer)}")
     if answer.error:
         print(f"\nkebab: {answer.error}", file=sys.stderr)
+    if answer.filters:
+        print(f"\nOnly notes matching: {answer.filters}")
     if answer.grounded and answer.citations:
         numbers = render.numbers(answer.answer, (c.marker for c in answer.citations))
         print("\nSources:")

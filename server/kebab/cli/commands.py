@@ -36,10 +36,10 @@ def search(args: argparse.Namespace) -> int:
         refresh(ws)
         if args.queries:
             for qid, question in read_queries(args.queries):
-                hits = ws.search(question, args.k, args.mode, args.path_glob, args.tag)
+                hits = ws.search(question, args.k, args.mode, args.path_glob, args.tag, args.where)
                 print(json.dumps({"id": qid, "hits": to_builtins(hits)}, ensure_ascii=False))
             return 0
-        hits = ws.search(args.query, args.k, args.mode, args.path_glob, args.tag)
+        hits = ws.search(args.query, args.k, args.mode, args.path_glob, args.tag, args.where)
     if args.json:
         print_json({"hits": hits})
     else:

@@ -1,12 +1,11 @@
-"""Embeddings behind one seam: the `Embedder` protocol, the embedded default and HTTP backends."""
+"""Embeddings behind one seam: the `Embedder` protocol and `normalise`, which the backends (the
+embedded default in `use`, servers in `http`) import; `choose.make_embedder` picks one."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
 import numpy as np
-
-from kebab.config import EmbedConfig
 
 
 class Embedder(Protocol):
@@ -24,17 +23,6 @@ class Embedder(Protocol):
 
     def preload(self) -> None:
         """Get ready to embed in the background (load weights); a no-op where nothing loads."""
-
-
-def make_embedder(cfg: EmbedConfig) -> Embedder:
-    """The embedder a config asks for."""
-    if cfg.backend == "use":
-        from kebab.embed.use import UniversalSentenceEncoder
-
-        return UniversalSentenceEncoder()
-    from kebab.embed.http import HttpEmbedder
-
-    return HttpEmbedder(cfg)
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:

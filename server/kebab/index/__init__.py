@@ -5,8 +5,8 @@ named for what they hold: `opening` (format stamp, reconciling Tantivy and USear
 `syncing` (`Index.sync()` brings documents, chunks and BM25 up to date; BM25 answers as soon as it
 returns), `backlog` (`Index.embed_pending()` fills vectors afterwards, in batches; hybrid search
 uses whatever vectors exist so far), `disk` (writes that fail clearly, atomic files, private
-permissions). Reading (search, vectors by key, status) stays here. Engine types never leave
-this package.
+permissions). The jobs see an `Index` as `parts.IndexParts`, so none imports this package.
+Reading (search, vectors by key, status) stays here. Engine types never leave this package.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from kebab.index import backlog, opening, syncing, vector_rows
 from kebab.index.backlog import embedding_text
 from kebab.index.disk import keep_private, reason
 from kebab.index.lexical import query_terms
+from kebab.index.parts import Progress
 from kebab.index.store import Store
 from kebab.index.vectors import Vectors
 from kebab.lexicon import english_for, korean_for
@@ -55,9 +56,6 @@ from kebab.text import (
 
 __all__ = ["Index", "Progress", "embedding_text", "versions"]
 log = logging.getLogger(__name__)
-
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
-
 
 # Weight of a term that is the question's word in the other language (kebab.lexicon).
 TRANSLATED = 0.5

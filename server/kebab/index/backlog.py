@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,10 +17,8 @@ from kebab import markdown, units
 from kebab.errors import EmbedderError
 from kebab.index import vector_rows
 from kebab.index.disk import failing_writes
+from kebab.index.parts import IndexParts, Progress
 from kebab.model import Chunk
-
-if TYPE_CHECKING:
-    from kebab.index import Index, Progress
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +58,7 @@ def embedding_text(chunk: Chunk) -> str:
 
 
 def embed_pending(
-    ix: Index,
+    ix: IndexParts,
     batch_size: int = 64,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
@@ -105,7 +102,7 @@ def embed_pending(
 
 
 def embed_units(
-    ix: Index,
+    ix: IndexParts,
     batch_size: int,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,

@@ -4,23 +4,20 @@ and the vector file reconciled with SQLite (which is the truth: both are caches 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from kebab.errors import EmbedderError, IndexError_
 from kebab.index import vector_rows
 from kebab.index.disk import write_atomic
 from kebab.index.lexical import Lexical
+from kebab.index.parts import IndexParts
 from kebab.index.vectors import FILE as VECTORS_FILE
 from kebab.index.vectors import Vectors
 from kebab.model import CHUNKER_VERSION, INDEX_VERSION, PARSER_VERSION
 
-if TYPE_CHECKING:
-    from kebab.index import Index
-
 log = logging.getLogger(__name__)
 
 
-def check_versions(ix: Index) -> None:
+def check_versions(ix: IndexParts) -> None:
     stored = ix.store.get_meta("versions")
     current = f"{PARSER_VERSION}/{CHUNKER_VERSION}/{INDEX_VERSION}"
     if ix.read_only:
@@ -41,7 +38,7 @@ def check_versions(ix: Index) -> None:
         ix.store.set_meta(db, "versions", current)
 
 
-def open_lexical(ix: Index) -> Lexical:
+def open_lexical(ix: IndexParts) -> Lexical:
     folder = ix.dir / "lexical"
     gen_file = ix.dir / "lexical.gen"
     if ix.read_only:  # Tantivy needs a writable folder even to read: rebuild it in memory
@@ -65,7 +62,7 @@ def open_lexical(ix: Index) -> Lexical:
     return lexical
 
 
-def open_vectors(ix: Index) -> None:
+def open_vectors(ix: IndexParts) -> None:
     if ix.embedder is None:
         return
     if not ix.embedder.dim:

@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
   path TEXT PRIMARY KEY, title TEXT NOT NULL, tags TEXT NOT NULL, aliases TEXT NOT NULL,
   size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, content_hash TEXT NOT NULL,
-  warnings TEXT NOT NULL);
+  warnings TEXT NOT NULL, fields TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS chunks (
   key INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
   heading_path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS unit_vectors (
 CREATE TABLE IF NOT EXISTS skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 """
 
+_DOCUMENT_COLUMNS = "path, title, tags, aliases, size, mtime_ns, content_hash, warnings, fields"
 CHUNK_COLUMNS = (
     "key, id, path, heading_path, start_line, end_line, text, content_hash, tokens, title, tags"
 )
@@ -58,6 +59,7 @@ class Store:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA busy_timeout=10000")
             self.db.executescript(_SCHEMA)
+            _add_fields_column(self.db)
         except sqlite3.Error:
             self.db.close()
             raise
@@ -89,33 +91,19 @@ class Store:
     # documents -----------------------------------------------------------------------------
     def documents(self) -> dict[str, Document]:
         with self.lock:
-            rows = self.db.execute(
-                "SELECT path, title, tags, aliases, size, mtime_ns, "
-                "content_hash, warnings FROM documents"
-            ).fetchall()
-        return {
-            r[0]: Document(r[0], r[1], _list(r[2]), _list(r[3]), r[4], r[5], r[6], _list(r[7]))
-            for r in rows
-        }
+            rows = self.db.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents").fetchall()
+        return {r[0]: _document(r) for r in rows}
 
     def document(self, path: str) -> Document | None:
         with self.lock:
             r = self.db.execute(
-                "SELECT path, title, tags, aliases, size, mtime_ns, content_hash, "
-                "warnings FROM documents WHERE path=?",
-                (path,),
+                f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE path=?", (path,)
             ).fetchone()
-        return (
-            Document(
-                r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6], json.loads(r[7])
-            )
-            if r
-            else None
-        )
+        return _document(r) if r else None
 
     def put_document(self, db: sqlite3.Connection, doc: Document) -> None:
         db.execute(
-            "INSERT OR REPLACE INTO documents VALUES (?,?,?,?,?,?,?,?)",
+            f"INSERT OR REPLACE INTO documents({_DOCUMENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
             (
                 doc.path,
                 doc.title,
@@ -125,6 +113,7 @@ class Store:
                 doc.mtime_ns,
                 doc.content_hash,
                 json.dumps(doc.warnings),
+                json.dumps(doc.fields),
             ),
         )
 
@@ -252,6 +241,19 @@ def chunk_from_row(row: tuple[Any, ...]) -> Chunk:
         title=row[9],
         tags=json.loads(row[10]),
     )
+
+
+def _document(r: tuple[Any, ...]) -> Document:
+    fields = {} if r[8] == "{}" else json.loads(r[8])
+    return Document(r[0], r[1], _list(r[2]), _list(r[3]), r[4], r[5], r[6], _list(r[7]), fields)
+
+
+def _add_fields_column(db: sqlite3.Connection) -> None:
+    """An index made before notes kept their front matter (idx-4) gains the column; the index
+    version's change then reads every note again to fill it."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(documents)")}
+    if "fields" not in have:
+        db.execute("ALTER TABLE documents ADD COLUMN fields TEXT NOT NULL DEFAULT '{}'")
 
 
 def _list(stored: str) -> list[str]:

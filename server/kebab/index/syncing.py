@@ -5,23 +5,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from kebab import markdown
 from kebab.index import vector_rows
 from kebab.index.backlog import Pace
 from kebab.index.disk import failing_writes, write_atomic
 from kebab.index.files import NoteFile, read_note, scan
+from kebab.index.parts import IndexParts, Progress
 from kebab.model import Chunk, Document, IndexSummary, Skipped
-
-if TYPE_CHECKING:
-    from kebab.index import Index, Progress
 
 BATCH_FILES = 256
 
 
 def sync(
-    ix: Index,
+    ix: IndexParts,
     overrides: dict[str, str] | None = None,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
@@ -88,7 +85,7 @@ def sync(
 
 
 def sync_batch(
-    ix: Index,
+    ix: IndexParts,
     batch: list[NoteFile],
     known: dict[str, Document],
     overrides: dict[str, str],
@@ -133,7 +130,7 @@ def sync_batch(
 
 
 def summary(
-    ix: Index,
+    ix: IndexParts,
     started: float,
     skipped: list[Skipped],
     warnings: list[Skipped],
@@ -154,7 +151,7 @@ def summary(
     )
 
 
-def update_text(ix: Index, path: str, text: str) -> bool:
+def update_text(ix: IndexParts, path: str, text: str) -> bool:
     """Re-index one note from `text` (an unsaved buffer); True when its chunks changed."""
     known = ix.store.document(path)
     if known is not None and known.content_hash == markdown.content_hash(text):
@@ -166,13 +163,13 @@ def update_text(ix: Index, path: str, text: str) -> bool:
     return True
 
 
-def remove_path(ix: Index, path: str) -> None:
+def remove_path(ix: IndexParts, path: str) -> None:
     with ix.writing():
         write_batch(ix, [], [path])
 
 
 def write_batch(
-    ix: Index,
+    ix: IndexParts,
     batch: list[tuple[NoteFile, str]],
     deleted: list[str],
     read_warnings: dict[str, str] | None = None,
@@ -208,6 +205,7 @@ def write_batch(
                         note.mtime_ns,
                         markdown.content_hash(text),
                         p.warnings,
+                        p.fields,
                     ),
                 )
             gen = int(ix.store.get_meta("lexical_gen", "0")) + 1

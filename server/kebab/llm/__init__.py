@@ -1,4 +1,5 @@
-"""Language models behind one seam: the `LanguageModel` protocol and `make_llm`.
+"""Language models behind one seam: the `LanguageModel` protocol and the types the backends
+(`extractive`, `http`) share; `choose.make_llm` picks one.
 
 Every backend streams text pieces asynchronously. Faults surface as `LLMError` carrying any text
 that arrived before them, so the caller can keep the partial answer.
@@ -7,11 +8,9 @@ that arrived before them, so the caller can keep the partial answer.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import msgspec
-
-from kebab.config import LLMConfig
 
 
 class Evidence(msgspec.Struct, frozen=True):
@@ -85,15 +84,3 @@ class Quoter(Protocol):
 def is_generative(model: LanguageModel) -> bool:
     """Whether `model` follows instructions (a chat server), unlike a `Quoter`."""
     return not isinstance(model, Quoter)
-
-
-def make_llm(cfg: LLMConfig, embedder: Any = None, stored: Any = None) -> LanguageModel:
-    """The model a config asks for. The extractive answerer reuses the index's embedder and what
-    the index stores (`extractive.StoredVectors`: unit vectors, the question's vector)."""
-    if cfg.backend == "extractive":
-        from kebab.llm.extractive import Extractive
-
-        return Extractive(embedder, stored)
-    from kebab.llm.http import HttpChat
-
-    return HttpChat(cfg)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from kebab.llm import Evidence, GenerateRequest, Selection
+from kebab.syntax import FOOTNOTE_LABEL, LIST_ITEM
 from kebab.text import (
     LATIN_WORD,
     MOOD_WORDS,
@@ -41,7 +42,6 @@ from kebab.text import (
 )
 from kebab.units import (
     FENCE,
-    LIST_ITEM,
     embedding_text,
     is_block,
     is_navigation,
@@ -658,7 +658,7 @@ def _as_line(unit: str, keep_marker: bool = False) -> str:
         unit = LIST_ITEM.sub("", unit)
     if unit.startswith("|"):
         unit = " | ".join(c.strip() for c in unit.strip().strip("|").split("|"))
-    unit = re.sub(r"\[\^[^\]\s]+\]", "", unit)  # the source note's own footnotes point nowhere here
+    unit = FOOTNOTE_LABEL.sub("", unit)  # the source note's own footnotes point nowhere here
     unit = re.sub(
         r"</?[A-Za-z][^<>]*>", "", unit
     )  # inline HTML (<abbr title=…>ISBN</abbr>): its text

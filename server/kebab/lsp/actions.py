@@ -8,18 +8,12 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from kebab.lsp import diagnostics, insert
+from kebab.lsp import diagnostics, questions
 from kebab.lsp import text as textmod
-from kebab.lsp.context import guarded, note_at
-from kebab.lsp.server import KebabServer
+from kebab.lsp.context import note_at
+from kebab.lsp.core import KebabServer
 
-KINDS = [insert.KIND, types.CodeActionKind.QuickFix]
-
-
-def register(server: KebabServer) -> None:
-    server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS)
-    )(guarded(code_actions, list))
+KINDS = [questions.KIND, types.CodeActionKind.QuickFix]
 
 
 def code_actions(ls: KebabServer, params: types.CodeActionParams) -> list[types.CodeAction]:
@@ -27,7 +21,7 @@ def code_actions(ls: KebabServer, params: types.CodeActionParams) -> list[types.
     actions: list[types.CodeAction] = []
     if _wanted(types.CodeActionKind.QuickFix, only):
         actions += diagnostics.quick_fixes(ls, params)
-    if _wanted(insert.KIND, only):
+    if _wanted(questions.KIND, only):
         action = answer_action(ls, params)
         if action is not None:
             actions.append(action)
@@ -35,19 +29,21 @@ def code_actions(ls: KebabServer, params: types.CodeActionParams) -> list[types.
 
 
 def answer_action(ls: KebabServer, params: types.CodeActionParams) -> types.CodeAction | None:
-    note = note_at(ls, params.text_document.uri)
+    note = note_at(ls, ls.folders, params.text_document.uri)
     if note is None:
         return None
     start = textmod.to_server(ls, note.lines, params.range.start)
     end = textmod.to_server(ls, note.lines, params.range.end)
-    question = insert.question_at(note.lines, start, end)
+    question = questions.question_at(note.lines, start, end)
     if question is None:
         return None
     arguments = [note.uri, question.line, question.text]
     return types.CodeAction(
-        title=insert.TITLE,
-        kind=insert.KIND,
-        command=types.Command(title=insert.TITLE, command=insert.COMMAND, arguments=arguments),
+        title=questions.TITLE,
+        kind=questions.KIND,
+        command=types.Command(
+            title=questions.TITLE, command=questions.COMMAND, arguments=arguments
+        ),
     )
 
 

@@ -20,19 +20,18 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
 
 from kebab.lsp import text as textmod
-from kebab.lsp.folders import Folder
-
-if TYPE_CHECKING:
-    from kebab.lsp.server import KebabServer
+from kebab.lsp.folders import Folder, Folders
 
 log = logging.getLogger(__name__)
 
+S = TypeVar("S")  # the server a feature runs on
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -59,11 +58,12 @@ class NoteContext:
         return self.snapshot.text
 
 
-def note_at(ls: KebabServer, uri: str) -> NoteContext | None:
+def note_at(ls: LanguageServer, folders: Folders, uri: str) -> NoteContext | None:
     """The context of the open note at `uri`; None when it is not open in the editor or lies
-    outside every workspace folder."""
+    outside every workspace folder. `folders` is the server's, passed rather than read off it so
+    that diagnostics, which the server object holds, can build a context too."""
     snap = textmod.open_snapshot(ls, uri)
-    found = ls.folders.at(uri)
+    found = folders.at(uri)
     if snap is None or found is None:
         return None
     folder, path = found
@@ -71,12 +71,14 @@ def note_at(ls: KebabServer, uri: str) -> NoteContext | None:
 
 
 def guarded(
-    feature: Callable[[KebabServer, P], R | Awaitable[R]], empty: Callable[[], R]
-) -> Callable[[KebabServer, P], Awaitable[R]]:
-    """`feature`, answering `empty()` (and logging why) when kebab's own code fails in it."""
+    feature: Callable[[S, P], R | Awaitable[R]], empty: Callable[[], R]
+) -> Callable[[S, P], Awaitable[R]]:
+    """`feature`, answering `empty()` (and logging why) when kebab's own code fails in it.
+    pygls hands the server to a handler whose first parameter is named `ls`, and reads that
+    name from `feature` (through `functools.wraps`): every feature's first parameter is `ls`."""
 
     @functools.wraps(feature)
-    async def run(ls: KebabServer, params: P) -> R:
+    async def run(ls: S, params: P) -> R:
         try:
             result: Any = feature(ls, params)
             if inspect.isawaitable(result):

@@ -6,20 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
 from kebab import footnotes
 from kebab.lsp import notes
 from kebab.lsp import text as textmod
 from kebab.lsp.context import note_at
-from kebab.lsp.folders import Folder, is_note
+from kebab.lsp.folders import Folder, Folders, is_note
 from kebab.lsp.params import plain
 from kebab.model import Chunk
-
-if TYPE_CHECKING:
-    from kebab.lsp.server import KebabServer
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +31,14 @@ _SEVERITY = {
 
 
 class Diagnostics:
-    """Publishes kebab's diagnostics for every open note, a moment after things change."""
+    """Publishes kebab's diagnostics for every open note, a moment after things change.
 
-    def __init__(self, ls: KebabServer) -> None:
+    The server object (`core`) holds one: it takes the server's folders, not the server's own
+    type, which would make the two modules import each other."""
+
+    def __init__(self, ls: LanguageServer, folders: Folders) -> None:
         self.ls = ls
+        self.folders = folders
         self._timer: asyncio.TimerHandle | None = None
         self._published: set[str] = set()
         self._stopped = False
@@ -75,7 +77,7 @@ class Diagnostics:
                 log.exception("diagnostics failed for %s", doc.uri)
 
     async def publish(self, uri: str) -> None:
-        note = note_at(self.ls, uri)
+        note = note_at(self.ls, self.folders, uri)
         if note is None or not is_note(note.path):
             return
         snap = note.snapshot
@@ -93,7 +95,7 @@ class Diagnostics:
         )
 
 
-def diagnostic(ls: KebabServer, lines: list[str], s: footnotes.Cited) -> types.Diagnostic:
+def diagnostic(ls: LanguageServer, lines: list[str], s: footnotes.Cited) -> types.Diagnostic:
     d = s.definition
     where = f"{d.path} L{d.start_line}–L{d.end_line}"
     message = {
@@ -114,7 +116,7 @@ def diagnostic(ls: KebabServer, lines: list[str], s: footnotes.Cited) -> types.D
     )
 
 
-def quick_fixes(ls: KebabServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+def quick_fixes(ls: LanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     """For each 'moved' diagnostic in the request: rewrite the definition's `L..–L..` span."""
     snap = textmod.open_snapshot(ls, params.text_document.uri)
     if snap is None:
@@ -131,7 +133,7 @@ def quick_fixes(ls: KebabServer, params: types.CodeActionParams) -> list[types.C
 
 
 def _refresh_span(
-    ls: KebabServer, snap: textmod.Snapshot, diag: types.Diagnostic, data: dict[str, Any]
+    ls: LanguageServer, snap: textmod.Snapshot, diag: types.Diagnostic, data: dict[str, Any]
 ) -> types.CodeAction | None:
     label, start, end = data.get("label"), data.get("start_line"), data.get("end_line")
     if not isinstance(label, str) or not isinstance(start, int) or not isinstance(end, int):
@@ -153,7 +155,7 @@ def _refresh_span(
 
 
 def _resolve_all(
-    ls: KebabServer, folder: Folder, defs: list[notes.Definition]
+    ls: LanguageServer, folder: Folder, defs: list[notes.Definition]
 ) -> list[footnotes.Cited]:
     read = notes.reader(ls)
     ws = folder.ws

@@ -9,16 +9,8 @@ from __future__ import annotations
 from lsprotocol import types
 
 from kebab.lsp import text as textmod
+from kebab.lsp.core import KebabServer
 from kebab.lsp.folders import is_note
-from kebab.lsp.server import KebabServer
-
-
-def register(server: KebabServer) -> None:
-    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open)
-    server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change)
-    server.feature(types.TEXT_DOCUMENT_DID_SAVE)(did_save)
-    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(did_close)
-    server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)(did_change_watched_files)
 
 
 def did_open(ls: KebabServer, params: types.DidOpenTextDocumentParams) -> None:

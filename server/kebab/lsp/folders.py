@@ -16,7 +16,7 @@ import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import msgspec
 
@@ -27,13 +27,25 @@ from kebab.lsp import text as textmod
 from kebab.workspace import Workspace
 
 if TYPE_CHECKING:
-    from kebab.lsp.indexing import Indexer
     from kebab.workspace import Embedder
 
 log = logging.getLogger(__name__)
 
 State = Literal["opening", "indexing", "ready", "failed", "closed"]
 NOTE_SUFFIXES = (".md", ".markdown")
+
+
+class Indexing(Protocol):
+    """What a folder and the features ask of its background indexer (`indexing.Indexer`, which
+    works on a Folder: naming it here would make the two modules import each other)."""
+
+    def build(self, announce: bool = True) -> None: ...
+    def buffer_changed(self, path: str, text: str) -> None: ...
+    def buffer_closed(self, path: str) -> None: ...
+    def files_changed(self) -> None: ...
+    async def flush(self, timeout: float = ...) -> None: ...
+    def resume(self) -> None: ...
+    async def stop(self) -> None: ...
 
 
 class Folder:
@@ -53,7 +65,7 @@ class Folder:
         self.opened = asyncio.Event()
         self.writers_waiting = 0
         self.answers_in_flight = 0  # questions and searches being answered now
-        self.indexer: Indexer | None = None
+        self.indexer: Indexing | None = None
         self._lane = asyncio.Lock()
         self._users: dict[int, int] = {}
         self._retired: dict[int, Workspace] = {}

@@ -14,12 +14,12 @@ out: the header names them.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from markdown_it import MarkdownIt
 
 from kebab import footnotes
+from kebab.syntax import HEADING, OPENS_BLOCK, WRAP_LEAD
 
 WIDTH = 78  # columns: an 80-column terminal shows a line this wide without wrapping it
 
@@ -28,12 +28,6 @@ _NOTICE = {
     "missing": "⚠ source not found",
     "moved": "↪ the passage moved",
 }
-_HEADING = re.compile(r"^\s{0,3}#{1,6}(\s|$)")
-# where a line's text starts: quote markers, then a list item's marker
-_LEAD = re.compile(r"^((?:\s{0,3}>\s?)*)(\s*(?:[-*+]|\d{1,9}[.)])\s+)?")
-# a word that would start a block (a list item, a heading, a quote, a fence, a rule, HTML)
-# if a wrapped line began with it
-_OPENS_BLOCK = re.compile(r"^(?:[-*+]|\d{1,9}[.)]|#{1,6}|[-=_*]+|[>|<].*|`{3}.*|~{3}.*)$")
 _MD = MarkdownIt("commonmark", {"html": True}).enable("table")
 
 
@@ -82,7 +76,7 @@ def quote(text: str, title: str = "") -> str:
     never code, tables or HTML)."""
     lines = text.split("\n")
     while lines and (
-        not lines[0].strip() or (_HEADING.match(lines[0]) and lines[0].lstrip("#").strip() in title)
+        not lines[0].strip() or (HEADING.match(lines[0]) and lines[0].lstrip("#").strip() in title)
     ):
         lines.pop(0)
     prose = _paragraph_lines("\n".join(lines))
@@ -100,7 +94,7 @@ def wrap(line: str, width: int) -> list[str]:
     a word that would start a block, and a line ending in a hard break keeps it."""
     if columns(line) <= width:
         return [line]
-    lead = _LEAD.match(line)
+    lead = WRAP_LEAD.match(line)
     start = lead.end() if lead else 0
     quotes = lead.group(1) if lead else ""
     indent = quotes + " " * (start - len(quotes))
@@ -111,7 +105,7 @@ def wrap(line: str, width: int) -> list[str]:
     prefix = line[:start]
     for word in body.split(" "):
         longer = columns(prefix + " ".join([*words, word])) > width
-        if longer and any(words) and word and not _OPENS_BLOCK.match(word):
+        if longer and any(words) and word and not OPENS_BLOCK.match(word):
             out.append(prefix + " ".join(words))
             prefix, words = indent, []
         words.append(word)

@@ -1,5 +1,5 @@
-"""Answering in the note: which lines are questions, and `kebab.insertAnswer`, which answers one
-and puts the answer under it with `[^kb-n]` footnotes and their definitions at the end of the note.
+"""Answering in the note: `kebab.insertAnswer` answers a question (`questions`) and puts the
+answer under it with `[^kb-n]` footnotes and their definitions at the end of the note.
 
 The answer takes a while; the note may change meanwhile. The edit is computed on the note as it
 is when the answer is ready (the question line found again by its text) and sent as a versioned
@@ -10,125 +10,32 @@ answer in place of the old one (and of the definitions only that cited), never a
 from __future__ import annotations
 
 import asyncio
-import re
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from kebab import footnotes
-from kebab.lsp import ask as ask_mod
+from kebab.lsp import answering
 from kebab.lsp import text as textmod
-from kebab.lsp.server import KebabServer
+from kebab.lsp.core import KebabServer, follow_request_cancel, target
+from kebab.lsp.questions import COMMAND, TITLE, Question, question_at
 from kebab.model import Answer, AskRequest, to_builtins
+from kebab.syntax import FOOTNOTE_DEFINITION, QUOTE_MARKER
 
-COMMAND = "kebab.insertAnswer"
-TITLE = "Answer with kebab"
-KIND = types.CodeActionKind.RefactorRewrite
-
-_CALLOUT = re.compile(r"^\s*>\s*\[!question\][+-]?\s*(?P<rest>.*)$", re.IGNORECASE)
-_QUOTE = re.compile(r"^\s*>\s?(?P<rest>.*)$")
-_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)*")
-_DEFINITION = re.compile(r"^\[\^[^\]\s]+\]:")
-_HEADING = re.compile(r"^#{1,6}(?:\s|$)")
 _ATTEMPTS = 3
 _REPLACED = "kebab: replaced the earlier answer under line {line}"
 
 Done = Literal["inserted", "replaced"]  # what an applied edit did to the note
 
 
-@dataclass(frozen=True)
-class Question:
-    text: str  # the question as asked
-    line: int  # 0-based line the answer goes under
-    line_text: str  # that line's text, to find it again when the note changed
-    callout: bool  # inside a `> [!question]` callout: the answer goes inside it too
-
-
-def register(server: KebabServer) -> None:
-    server.command(COMMAND)(insert_answer)
-
-
-def question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> Question | None:
-    """The question at a selection of words, or else on the range's line (ending in `?`, or a
-    callout). A range inside one word is the line too: eglot sends the bounds of the word at
-    point where VS Code and Neovim send the cursor."""
-    (l0, c0), (l1, c1) = start, end
-    if c1 == 0 and l1 > l0:  # a selection of whole lines ends at the start of the next one
-        l1, c1 = l1 - 1, len(lines[l1 - 1]) if l1 - 1 < len(lines) else 0
-    if not 0 <= l0 <= l1 < len(lines):
-        return None
-    if (l0, c0) != (l1, c1) and not _inside_one_word(lines, (l0, c0), (l1, c1)):
-        if not any(_askable(s) for s in lines[l0 : l1 + 1]):
-            return None
-        selected = "\n".join(lines[l0 : l1 + 1])
-        selected = selected[c0 : len(selected) - (len(lines[l1]) - c1)]
-        text = " ".join(_LEAD.sub("", s).strip() for s in selected.split("\n")).strip()
-        return Question(text, l1, lines[l1], bool(_QUOTE.match(lines[l1]))) if text else None
-    block = callout_block(lines, l0)
-    if block is not None:
-        first, last = block
-        last = _before_answer(lines, first, last)
-        head = _CALLOUT.match(lines[first])
-        body = [_QUOTE.sub(r"\g<rest>", s).strip() for s in lines[first + 1 : last + 1]]
-        text = (head.group("rest").strip() if head else "") or " ".join(b for b in body if b)
-        return Question(text, last, lines[last], True) if text else None
-    line = lines[l0].rstrip()
-    if _askable(line) and line.endswith(("?", "？")):
-        text = _LEAD.sub("", line).strip()
-        return Question(text, l0, lines[l0], False) if text else None
-    return None
-
-
-def _inside_one_word(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> bool:
-    """A range on one line that holds no space: a word (or `[^kb-1]`, `(restic.timer)`)."""
-    (l0, c0), (l1, c1) = start, end
-    return l0 == l1 and not any(ch.isspace() for ch in lines[l0][c0:c1])
-
-
-def _askable(line: str) -> bool:
-    """A line that can hold a question: not blank, not a footnote definition, not a heading
-    whose text is not a question (`## Notes`: a selection of it is not asked either)."""
-    text = line.strip()
-    if not text or _DEFINITION.match(text):
-        return False
-    return not _HEADING.match(text) or text.endswith(("?", "？"))
-
-
-def _before_answer(lines: list[str], first: int, last: int) -> int:
-    """The callout's last line before the answer kebab wrote inside it (the question ends
-    there and a new answer replaces that one), else its last line."""
-    for line in range(first, last):
-        if footnotes.answer_below(lines, line, quoted=True) == last:
-            return line
-    return last
-
-
-def callout_block(lines: list[str], line: int) -> tuple[int, int] | None:
-    """(first, last) lines of the `> [!question]` callout holding `line`."""
-    first = line
-    while first >= 0 and _QUOTE.match(lines[first]) and not _CALLOUT.match(lines[first]):
-        first -= 1
-    if first < 0 or not _CALLOUT.match(lines[first]):
-        return None
-    last = first
-    while (
-        last + 1 < len(lines)
-        and _QUOTE.match(lines[last + 1])
-        and not _CALLOUT.match(lines[last + 1])
-    ):
-        last += 1
-    return first, last
-
-
 async def insert_answer(ls: KebabServer, *args: Any) -> Any:
     """`kebab.insertAnswer` with arguments (uri, line[, question[, answer_id]]): answer, then
     edit the note. With `answer_id` (an answer.v1 `id`), that stored answer is inserted under
     `line` as it was given, rendered for this note (relative links, next free labels)."""
-    ask_mod.follow_request_cancel(ls)
+    follow_request_cancel(ls)
     uri, line, asked, answer_id = _arguments(args)
-    folder, path = ask_mod.target(ls, uri, COMMAND)
+    folder, path = target(ls, uri, COMMAND)
     snap = await asyncio.to_thread(textmod.read_snapshot, ls, uri)
     if snap is None or not 0 <= line < len(snap.lines):
         raise JsonRpcInvalidParams(f"{COMMAND}: line {line} is not in {uri}")
@@ -137,7 +44,7 @@ async def insert_answer(ls: KebabServer, *args: Any) -> Any:
             stored = await asyncio.to_thread(ws.stored_answer, answer_id)
         if stored is None or not stored.grounded:
             raise JsonRpcInvalidParams(f"{COMMAND}: no grounded answer with id {answer_id}")
-        callout = bool(_QUOTE.match(snap.lines[line]))
+        callout = bool(QUOTE_MARKER.match(snap.lines[line]))
         held = Question(stored.question, line, snap.lines[line], callout)
         style = folder.cfg.footnote_labels if folder.cfg else "kb"
         return _result(await _apply(ls, uri, path, held, stored, style), stored)
@@ -151,7 +58,7 @@ async def insert_answer(ls: KebabServer, *args: Any) -> Any:
             f"{COMMAND}: line {line + 1} of {uri} is not a question "
             "(end it with '?', select it, or use a > [!question] callout)"
         )
-    answer = await ask_mod.answer(ls, folder, AskRequest(question=question.text, path=path), None)
+    answer = await answering.answer(ls, folder, AskRequest(question=question.text, path=path), None)
     if not answer.grounded:
         _tell(ls, types.MessageType.Info, f"kebab: {_why_not(answer)}")
         return _result(None, answer)
@@ -215,7 +122,7 @@ def _answer_edit(
     else:
         text = "\n\n" + "\n".join(body_lines)
     after = lines[end + 1] if end + 1 < len(lines) else ""
-    if after.strip() and not (callout and _QUOTE.match(after)):
+    if after.strip() and not (callout and QUOTE_MARKER.match(after)):
         text += "\n"
     start, stop = textmod.end_of_line(ls, lines, line), textmod.end_of_line(ls, lines, end)
     return types.TextEdit(range=types.Range(start=start, end=stop), new_text=text)
@@ -229,7 +136,7 @@ def _definitions_appended(ls: KebabServer, lines: list[str], defs: list[str]) ->
         # the final newline (Neovim adds a blank line for an edit there); the newline stays.
         last -= 1
     last_content = next((s for s in reversed(lines) if s.strip()), "")
-    gap = "" if _DEFINITION.match(last_content) else "\n"
+    gap = "" if FOOTNOTE_DEFINITION.match(last_content) else "\n"
     new_text = "\n" + gap + "\n".join(defs)
     return types.TextEdit(range=_at(textmod.end_of_line(ls, lines, last)), new_text=new_text)
 

@@ -12,18 +12,10 @@ from pygls.capabilities import get_capability
 from kebab import footnotes
 from kebab.lsp import notes
 from kebab.lsp import text as textmod
-from kebab.lsp.context import guarded, note_at
+from kebab.lsp.context import note_at
+from kebab.lsp.core import KebabServer
 from kebab.lsp.hover import preview
-from kebab.lsp.server import KebabServer
 from kebab.paths import resolve_inside
-
-
-def register(server: KebabServer) -> None:
-    server.feature(types.TEXT_DOCUMENT_HOVER)(guarded(hover, lambda: None))
-    server.feature(types.TEXT_DOCUMENT_DEFINITION)(guarded(definition, lambda: None))
-    server.feature(
-        types.TEXT_DOCUMENT_DOCUMENT_LINK, types.DocumentLinkOptions(resolve_provider=False)
-    )(guarded(document_links, list))
 
 
 async def hover(ls: KebabServer, params: types.HoverParams) -> types.Hover | None:
@@ -46,7 +38,7 @@ async def definition(ls: KebabServer, params: types.DefinitionParams) -> types.L
 
 
 def document_links(ls: KebabServer, params: types.DocumentLinkParams) -> list[types.DocumentLink]:
-    note = note_at(ls, params.text_document.uri)
+    note = note_at(ls, ls.folders, params.text_document.uri)
     if note is None:
         return []
     tooltips = get_capability(
@@ -70,7 +62,7 @@ def document_links(ls: KebabServer, params: types.DocumentLinkParams) -> list[ty
 
 async def cited_at(ls: KebabServer, uri: str, position: types.Position) -> footnotes.Cited | None:
     """The kebab footnote under the cursor, resolved against the cited note's current text."""
-    note = note_at(ls, uri)
+    note = note_at(ls, ls.folders, uri)
     if note is None:
         return None
     line, column = textmod.to_server(ls, note.lines, position)

@@ -13,6 +13,7 @@ from kebab import footnotes
 from kebab.footnotes import Definition, Reader
 from kebab.lsp import text as textmod
 from kebab.markdown import normalise_newlines
+from kebab.syntax import KEBAB_DEFINITION
 
 
 def definitions(note_text: str, note_path: str) -> list[Definition]:
@@ -47,13 +48,13 @@ def reader(ls: LanguageServer) -> Reader:
 
 def span_columns(definition_line: str) -> tuple[int, int] | None:
     """Code-point columns of the `L12–L30` span at the end of a definition line."""
-    m = footnotes.DEFINITION.match(definition_line.rstrip("\r"))
+    m = KEBAB_DEFINITION.match(definition_line.rstrip("\r"))
     return (m.start("start") - 1, m.end("end")) if m else None
 
 
 def link_columns(definition_line: str) -> tuple[int, int] | None:
     """Code-point columns of the `[title](link "kb:…")` in a definition line."""
-    m = footnotes.DEFINITION.match(definition_line.rstrip("\r"))
+    m = KEBAB_DEFINITION.match(definition_line.rstrip("\r"))
     if not m:
         return None
     close = definition_line.index(")", m.end("hash") if m.group("hash") else m.end("link"))

@@ -34,6 +34,11 @@ class AskParams(msgspec.Struct, rename={"work_done_token": "workDoneToken"}):
     seed: int | None = None
     explain: bool = False
     conversation: str | None = None
+    # only notes under this glob / with these tags / whose front matter holds these
+    # (`status=draft`, `reviewed>=2024-01-01`): `kebab.filters`
+    path_glob: str | None = None
+    tags: list[str] = []
+    where: list[str] = []
     work_done_token: int | str | None = None
 
 
@@ -43,6 +48,8 @@ class SearchParams(msgspec.Struct, rename={"work_done_token": "workDoneToken"}):
     mode: Literal["hybrid", "lexical", "vector"] | None = None
     path_glob: str | None = None
     tag: str | None = None
+    tags: list[str] = []  # every one of them, with `tag`
+    where: list[str] = []  # front-matter conditions, as `kebab/ask`'s
     uri: str | None = None  # search only the workspace folder holding this note
     work_done_token: int | str | None = None
 

@@ -12,15 +12,10 @@ from __future__ import annotations
 from lsprotocol import types
 
 from kebab.lsp import text as textmod
-from kebab.lsp.ask import search_folders
-from kebab.lsp.context import guarded
-from kebab.lsp.server import KebabServer
+from kebab.lsp.core import KebabServer
+from kebab.lsp.searching import search_folders
 
 LIMIT = 20  # results per query: a picker shows about this many
-
-
-def register(server: KebabServer) -> None:
-    server.feature(types.WORKSPACE_SYMBOL)(guarded(workspace_symbols, list))
 
 
 async def workspace_symbols(

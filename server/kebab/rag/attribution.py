@@ -32,6 +32,7 @@ from kebab.llm.extractive import StoredVectors, missing_key_terms, unit_vectors
 from kebab.model import By
 from kebab.rag import citations
 from kebab.rag.prompt import SYSTEM_RULES
+from kebab.syntax import EMPHASIS_MARKS, HEADING, LIST_ITEM, SOFT_BREAK
 from kebab.text import STOPWORDS, coverage, is_korean, query_words, terms_of, translated_words
 from kebab.units import split_sentences, units
 
@@ -57,13 +58,6 @@ _VALUE = re.compile(
     r"|(?<![A-Za-z0-9_.:])(?P<num>\d+(?:[.:,/-]\d+)*)(?![0-9])"
     r"|(?<=[a-z0-9,;)]\s)(?P<name>[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]{2,})\b"
 )
-# a newline after a line that does not end a sentence, before a line that starts no block
-_SOFT_BREAK = re.compile(
-    r"^(?![ \t]{0,3}#{1,6}\s)(.*[^\s.!?。:|])\n(?=[ \t]*[^\s#>|`*+\-\d])", re.MULTILINE
-)
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
-_LIST_MARK = re.compile(r"^\s*([-*+]|\d+[.)])\s+")
-_EMPHASIS = re.compile(r"\*\*|__|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)")
 _PSEUDO_MARKER = re.compile(r"\[\^?\s*#?\s*\d{1,3}\s*\]|\(#\d{1,3}\)")
 _ONLY_MARKERS = re.compile(r"^[\s.,;:!?。]*((\[#\d{1,3}\])[\s.,;:!?。]*)+$")
 # The prompt's own scaffolding (kebab.rag.prompt): its evidence tags (escaped or not), a passage
@@ -265,7 +259,7 @@ class _Held:
     """What one passage holds, for checking an answer's values against it."""
 
     def __init__(self, text: str) -> None:
-        flat = _EMPHASIS.sub("", text)
+        flat = EMPHASIS_MARKS.sub("", text)
         self.lower = " ".join(flat.lower().split())
         self.numbers: set[str] = set()
         for m in re.finditer(r"\d+(?:[.:,/-]\d+)*", flat):
@@ -307,10 +301,10 @@ def _sentences(text: str) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     offset = 0
     # a line break inside a sentence is a space (same length: the spans stay the text's)
-    text = _SOFT_BREAK.sub(r"\1 ", text)
+    text = SOFT_BREAK.sub(r"\1 ", text)
     for line in text.split("\n"):
         cursor = 0
-        if _HEADING.match(line):  # a heading names a topic, it claims nothing
+        if HEADING.match(line):  # a heading names a topic, it claims nothing
             offset += len(line) + 1
             continue
         for piece in (c for s in split_sentences(line) for c in _clauses(s)):
@@ -339,7 +333,7 @@ def _clauses(sentence: str) -> list[str]:
 def _bare(sentence: str) -> str:
     """The sentence's words: no markers (nor `[1]`, `(#1)`, `[^1]`), list marks or emphasis."""
     sentence = _PSEUDO_MARKER.sub("", MARKER.sub("", sentence))
-    return _EMPHASIS.sub("", _LIST_MARK.sub("", sentence)).strip()
+    return EMPHASIS_MARKS.sub("", LIST_ITEM.sub("", sentence.lstrip())).strip()
 
 
 def _is_claim(sentence: str) -> bool:

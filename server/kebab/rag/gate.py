@@ -17,13 +17,15 @@ from functools import cache
 
 import msgspec
 
+from kebab import filters
 from kebab.config import Config
 from kebab.index import Index, answers
 from kebab.llm import Evidence, Message
 from kebab.model import AskRequest, Conflict, Hit, Outcome, RefusalReason, Turn
 from kebab.rag import outcome
 from kebab.rag.asked import asks_the_same, left_out, stands_alone
-from kebab.search import Filters, Fusion, search, term_coverage
+from kebab.search import Fusion, search, term_coverage
+from kebab.syntax import KEBAB_REFERENCE
 from kebab.text import is_fix, is_symptom
 from kebab.units import is_asking
 
@@ -50,9 +52,6 @@ class Prepared:
     held: list[Hit] = field(default_factory=list)  # set aside: where the question is written
     # settled before any answerer runs (`outcome.before_answering`), with `refusal` its code
     outcome: Outcome | None = None
-
-
-_KB_REFERENCE = re.compile(r"\[\^kb-\d+\](?!:)")
 
 
 def with_history(index: Index, req: AskRequest) -> AskRequest:
@@ -117,7 +116,7 @@ def _retrieve(
             query,
             depth + 16,
             mode,
-            Filters(),
+            filters.of(req),
             max(cfg.search.candidates, depth + 16),
             Fusion(lexical_weight=cfg.search.lexical_weight),
             vector_query=vector_query,
@@ -128,7 +127,7 @@ def _retrieve(
             break
         depth *= 4
     # Answers kebab wrote into notes restate other notes: their sources come first.
-    hits = with_fixes(index, sorted(hits, key=lambda h: bool(_KB_REFERENCE.search(h.text))))[:k]
+    hits = with_fixes(index, sorted(hits, key=lambda h: bool(KEBAB_REFERENCE.search(h.text))))[:k]
     top_cos = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
     if vector_query is not None and mode != "lexical":  # the draft's cosine proves nothing
         top_cos = _question_cosine(index, query, asks, k)

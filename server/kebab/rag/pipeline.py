@@ -21,9 +21,10 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from kebab import footnotes, tokens
+from kebab import filters, footnotes, tokens
 from kebab.config import Config
 from kebab.errors import Cancelled, IndexError_, LLMError
+from kebab.filters import scoped
 from kebab.footnotes import MARKER
 from kebab.index import Index, answers, versions
 from kebab.llm import Evidence, GenerateRequest, LanguageModel, Quoter, is_generative
@@ -52,7 +53,7 @@ OnConflicts = Callable[[list[Conflict]], None]
 
 def prepare(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest) -> Prepared:
     """Retrieve, gate, pack and build the prompt for `req`; no model is called."""
-    return assemble(cfg, llm, retrieve(index, cfg, req))
+    return assemble(cfg, llm, retrieve(index, cfg, scoped(req)))
 
 
 def assemble(cfg: Config, llm: LanguageModel, p: Prepared) -> Prepared:
@@ -90,6 +91,7 @@ async def ask(
     the first piece of the answer.
     """
     started = time.perf_counter()
+    req = scoped(req)
     vector_query, hyde_ms = None, None
     if hyde.enabled(cfg, llm):  # extra: HyDE, before retrieval
         req = await asyncio.to_thread(with_history, index, req)
@@ -302,6 +304,7 @@ def finish(
         refusal_text=None if refusal is None else why or _refusal_line(p, refusal, error),
         unsupported=unsupported,
         outcome=decided,
+        filters=str(filters.of(req)) or None,
     )
     if unknown and error is None:
         answer.error = f"the answer cites passages that were not given: {unknown}"
@@ -432,6 +435,8 @@ def result_hash(answer: Answer, cfg: Config, req: AskRequest) -> str:
         "seed": cfg.llm.seed if req.seed is None else req.seed,
         "history": [(t.question, t.answer) for t in req.history],
     }
+    if answer.filters:  # only then, so that answers over every note keep their hashes
+        payload["filters"] = answer.filters
     extras = _extras_on(cfg)
     if extras:  # only then, so that answers without extras keep their hashes
         payload["extras"] = extras

@@ -1,0 +1,281 @@
+"""The Markdown kebab reads, in one place: a named pattern (or a tiny function) for each piece of
+syntax in a note — code fences, headings, list markers and task boxes, quotes and callouts,
+footnotes, wikilinks, embeds and Markdown links, tags, tables, emphasis, and the dialect markup
+around text (mkdocs includes, admonitions, HTML comments and tags).
+
+Every reader of notes (the chunker, the unit splitter, the excerpts, the link reader, the footnote
+reader, attribution, the editor's question finder) matches Markdown with these, so a construct is
+read the same way wherever it is read and a fix to its reading reaches them all. Where two readers
+need one construct read differently (a prose line's quote markers take the spaces after them, a
+code line's leave its indentation), both patterns are here side by side, each saying how it
+differs and why.
+
+What is not Markdown stays with the module that reads it: kebab's `[#n]` citation marker
+(`footnotes.MARKER`), sentence ends, the values an answer states. This module imports nothing of
+kebab's: it is the bottom of the layer map.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Code fences ------------------------------------------------------------------------------------
+FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,})")
+"""A line that opens or closes a fenced code block, at any indentation; group 1 is its fence
+(```` ``` ````, `~~~~`)."""
+
+BACKTICK_FENCES = re.compile(r"^`{3,}", re.MULTILINE)
+"""A backtick fence at the start of any line of a text: where a unit's code block starts (kebab
+writes the blocks it quotes with backticks, `units.fence_for`), not three backticks inside a code
+span. Tildes and indented fences are not looked for: kebab never writes them."""
+
+LEADING_BACKTICKS = re.compile(r"\s*(`{3,})")
+"""A run of backticks that starts a line after its indentation (matched, not searched): what
+could close a backtick fence written around the line (`units.fence_for`)."""
+
+
+def closes(opener: str, line: str) -> bool:
+    """Whether `line` closes a block opened by `opener` (CommonMark: the same character, at
+    least as many, nothing after it): a ```` ```tasks ```` line inside a block is code."""
+    bare = line.strip()
+    return len(bare) >= len(opener) and bare[0] == opener[0] and bare == bare[0] * len(bare)
+
+
+def fence_after(line: str, fence: str) -> str:
+    """The fence open after `line`: `fence` until a line closes it (`closes`); the fence `line`
+    opens when none is open; "" otherwise. What a line-by-line reader keeps to skip code."""
+    if fence:
+        return "" if closes(fence, line) else fence
+    opened = FENCE_LINE.match(line)
+    return opened.group(1) if opened else ""
+
+
+MAYBE_INDENTED_CODE = re.compile(r"\n[ \t]*\n( {4}|\t)[ \t]*\S")
+"""A blank line, then a line indented four spaces or a tab: where a CommonMark indented code block
+may start (searched in "\\n\\n" + the text, so a passage may start with one). Only a hint: the
+parser decides (a list item's indented paragraph is not code)."""
+
+# Headings ---------------------------------------------------------------------------------------
+HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
+"""An ATX heading line (`## Setup`, `#` alone): up to three spaces, one to six `#`, then a space
+or the line's end (CommonMark)."""
+
+HEADING_MARK = re.compile(r"^\s*#{1,6}\s+")
+"""A heading's `#` marks and the space after them, at any indentation: what an excerpt matches
+and strips (`render`). Unlike `HEADING`, a `#` with nothing after it is not one, and an
+indented `    # x` is."""
+
+HEADING_OPENING = re.compile(r"^#{1,6}\s*")
+"""A stripped heading's opening `#` marks and any space after them (`markdown.clean_heading`,
+on the lines the parser found to be a heading). Unlike `HEADING_MARK`, no space is needed after
+them: a setext heading's text that starts `#hashtag` loses its `#` too."""
+
+HEADING_CLOSING = re.compile(r"\s+#+\s*$")
+"""An ATX heading's optional closing `#` marks (`## Setup ##`)."""
+
+HEADING_ATTRIBUTES = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")
+"""mkdocs-style attributes at a heading's end (`## Setup { #setup }`)."""
+
+# List items -------------------------------------------------------------------------------------
+LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
+"""A list item's marker (`-`, `*`, `+`, `1.`, `1)`) and the space after it, at the start of a
+stripped line or unit."""
+
+TASK_BOX = re.compile(r"^\[[ xX]\]\s+")
+"""A task list item's box (`[ ]`, `[x]`) once its list marker is gone."""
+
+LIST_LEAD = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+"""`LIST_ITEM` at any indentation, with the task box after it: all an excerpt leaves out of a
+list item's line (`render`)."""
+
+# Quotes and callouts ----------------------------------------------------------------------------
+QUOTE_MARKER = re.compile(r"^\s*>\s?")
+"""One quote marker and the space after it: a line of a quote (or of a callout), one level off."""
+
+QUOTE_MARKERS = re.compile(r"^\s*(?:>\s?)+")
+"""All of a line's quote markers, each with the one space or tab after it (`render`)."""
+
+QUOTED_CODE_MARKERS = re.compile(r"^\s*(?:> ?)+")
+"""`QUOTE_MARKERS` for a line of a quoted code block (`units`): only a space goes with each `>`,
+so a code line indented with a tab keeps it."""
+
+QUOTE_PREFIX = re.compile(r"^(>\s*)+")
+"""All of a stripped prose line's quote markers and all the space after each (`units`). Unlike
+`QUOTE_MARKERS`, `>  > text` loses all its space too: the callout type after it
+(`CALLOUT_TYPE`) is matched at the text's very start."""
+
+CALLOUT = re.compile(r"^(\s*>\s*)\[!([A-Za-z-]+)\][+-]?", re.MULTILINE)
+"""A callout's first line (`> [!note]-`) in a text: group 1 its quote marker, group 2 its type."""
+
+CALLOUT_TYPE = re.compile(r"^\[![A-Za-z-]+\][+-]?\s*")
+"""A callout's `[!type]` (and fold mark) at a line's start once its quote markers are gone
+(`units`; the type as `CALLOUT` reads it)."""
+
+CALLOUT_TYPE_LOOSE = re.compile(r"^\s*\[![\w-]+\][+-]?\s*")
+"""`CALLOUT_TYPE` after spaces too, and with any word characters for a type (`[!메모]`, `[!tip2]`):
+what an excerpt leaves out (`render`, after `QUOTE_MARKERS`, which leaves the spaces past one).
+The unit splitter keeps the narrower reading: a change there changes the units (`units.VERSION`)."""
+
+CALLOUT_START = re.compile(r"^\s*>\s*\[!")
+"""A line that starts a callout, whatever its type: where the answer kebab wrote inside one ends
+(`footnotes.answer_below`)."""
+
+QUESTION_CALLOUT = re.compile(r"^\s*>\s*\[!question\][+-]?\s*(?P<rest>.*)$", re.IGNORECASE)
+"""A `> [!question]` callout's first line; `rest` is its title, the question when it has one."""
+
+# A line's lead, and where blocks start -----------------------------------------------------------
+QUESTION_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)*")
+"""Every mark before a line's text, in any order: heading marks, list markers (a bullet's task
+box), quote markers. What a question is asked without (`lsp.questions`)."""
+
+WRAP_LEAD = re.compile(r"^((?:\s{0,3}>\s?)*)(\s*(?:[-*+]|\d{1,9}[.)])\s+)?")
+"""Where a line's text starts, for rewrapping it (`lsp.hover`): group 1 its quote markers (each
+taking one space), group 2 a list item's marker. CommonMark's own limits (three spaces before a
+`>`, nine digits in an ordered marker), as a renderer reads the line that is rewrapped."""
+
+OPENS_BLOCK = re.compile(r"^(?:[-*+]|\d{1,9}[.)]|#{1,6}|[-=_*]+|[>|<].*|`{3}.*|~{3}.*)$")
+"""A word that would start a block (a list item, a heading, a rule, a quote, a table, HTML, a
+fence) if a rewrapped line began with it (`lsp.hover`)."""
+
+SOFT_BREAK = re.compile(
+    r"^(?![ \t]{0,3}#{1,6}\s)(.*[^\s.!?。:|])\n(?=[ \t]*[^\s#>|`*+\-\d])", re.MULTILINE
+)
+"""A line break inside a paragraph's sentence (a space, as a renderer shows it): after a line
+that is no heading and ends no sentence (nor a lead-in `:`, nor a table row), before a line that
+starts no block (a heading, quote, table, fence, list item or a number). Group 1 is the line
+before it (`rag.attribution`)."""
+
+# Footnotes --------------------------------------------------------------------------------------
+_LABEL = r"\[\^(?P<label>[^\]\s]+)\]"
+
+FOOTNOTE_REFERENCE = re.compile(_LABEL + r"(?!:)")
+"""A footnote reference (`[^kb-1]`, `[^3]`) anywhere in a line; `label` is its label."""
+
+FOOTNOTE_DEFINITION = re.compile("^" + _LABEL + ":", re.MULTILINE)
+"""The start of a footnote definition (`[^kb-1]:`), any line of a text; `label` is its label."""
+
+FOOTNOTE_LABEL = re.compile(r"\[\^[^\]\s]+\]")
+"""A footnote label wherever it is: a reference, or a definition's label."""
+
+KEBAB_DEFINITION = re.compile(
+    r"^\[\^(?P<label>[^\]\s]+)\]:\s*\[(?P<title>[^\]]*)\]\((?P<link>[^)\s]*)"
+    r"(?:\s+\"kb:(?P<hash>[0-9a-f]+)\")?\)\s*L(?P<start>\d+)\s*[–-]\s*L?(?P<end>\d+)\s*$"
+)
+"""A definition as kebab writes it, whole: `[^kb-3]: [Title](../a.md#anchor "kb:1a2b") L12–L30`;
+groups label, title, link, hash (none in one written by hand), start and end."""
+
+KEBAB_DEFINITION_START = re.compile(
+    r'^\[\^(?P<label>[^\]\s]+)\]:\s*\[[^\]]*\]\([^)\s]*\s+"kb:[0-9a-f]+"\)'
+)
+"""How `KEBAB_DEFINITION` starts, up to the link title holding the cited passage's hash, which is
+what makes a definition kebab's (`units.own_writing`). Unlike `KEBAB_DEFINITION`, what follows the
+link (the `L12–L30` span) is not read: a definition missing it, or with more text after it, is
+kebab's too."""
+
+KEBAB_REFERENCE = re.compile(r"\[\^kb-\d+\](?!:)")
+"""A reference to a footnote of kebab's own numbering (`[^kb-3]`)."""
+
+SPACE_BEFORE_FOOTNOTE = re.compile(r"[ \t]+(?=\[\^)")
+"""The spaces before a footnote reference, which kebab writes against its word (`fact[^kb-1]`)."""
+
+# Links ------------------------------------------------------------------------------------------
+_ANY_WIKILINK = r"\[\[[^\]]+\]\]"
+_ANY_MARKDOWN_LINK = r"\[[^\]]*\]\([^)]*\)"
+
+WIKILINK = re.compile(r"(!?)\[\[([^\]|#^\n]*)(?:#\^?([^\]|\n]*))?(?:\|[^\]\n]*)?\]\]")
+"""A wikilink or embed on one line, read as a link (`links`): group 1 the embed's `!`, group 2
+the note it names, group 3 the heading or block after `#` (a block's `^` left out)."""
+
+WIKILINK_SHOWN = re.compile(r"!?\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]")
+"""A wikilink or embed read as the text it shows (`markdown.plain_text`): group 1 the
+note, group 2 the heading, group 3 the alias. Unlike `WIKILINK`, a name may hold `^` and a block's
+`^` is kept: this is text to read and to index, not a target to resolve, and indexed text changes
+with it."""
+
+# A wikilink's forms, one pattern each, for an excerpt to show (`render`, in this order, each over
+# the whole line): `[[note|alias]]` → alias, `[[#Heading]]` → Heading, `[[note#Heading]]` → note ›
+# Heading, `[[note]]` → note. Not `WIKILINK_SHOWN` in one pass: each form finds its own leftmost
+# `[[`, so `[[[#h]]` shows `[h` here where one pass would read a note named `[`.
+WIKILINK_ALIAS = re.compile(r"\[\[[^\]|]*\|([^\]]*)\]\]")
+WIKILINK_HEADING_HERE = re.compile(r"\[\[#([^\]]*)\]\]")
+WIKILINK_HEADING = re.compile(r"\[\[([^\]#]*)#([^\]]*)\]\]")
+WIKILINK_NOTE = re.compile(r"\[\[([^\]]*)\]\]")
+
+MARKDOWN_LINK = re.compile(r"(!?)\[[^\]\n]*\]\(<?([^)\s>]+)>?(?:\s+\"[^\"\n]*\")?\)")
+"""A Markdown link or image on one line, read as a link (`links`): group 1 the image's `!`,
+group 2 its target (`<...>` and a title around it left out)."""
+
+MARKDOWN_LINK_SHOWN = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+"""A Markdown link or image read as the text it shows (`render`): group 1 its text. Unlike
+`MARKDOWN_LINK`, any target (spaces, an empty one) is a link's: only its text is kept."""
+
+ANY_LINK = re.compile(_ANY_WIKILINK + "|" + _ANY_MARKDOWN_LINK)
+"""A wikilink or a Markdown link, loosely (any target, no `!`): what an index note's entries are
+made of (`units.is_navigation`)."""
+
+LINKS_ONLY = re.compile(r"^(" + _ANY_WIKILINK + "|" + _ANY_MARKDOWN_LINK + r"|[\s,;·|/-])+$")
+"""A line of nothing but links (`ANY_LINK`) and separators: no words of its own."""
+
+IMAGE = re.compile("!" + _ANY_MARKDOWN_LINK + "|!" + _ANY_WIKILINK + r"|<img\b[^>]*>")
+"""An image: a Markdown image, an embed (`![[shot.png]]`) or an HTML `<img>`."""
+
+URL = re.compile(r"<https?://[^>\s]+>|https?://\S+")
+"""A web address, as an autolink (`<https://…>`) or bare."""
+
+# Code spans, tags, emphasis ---------------------------------------------------------------------
+_CODE_SPAN = r"`[^`\n]*`"
+
+CODE_SPAN = re.compile(_CODE_SPAN)
+"""An inline code span on one line (`` `restic backup` ``)."""
+
+NOT_PROSE = re.compile(
+    r"```.*?```|~~~.*?~~~|" + _CODE_SPAN + r"|\{[^{}\n]*\}|\]\([^)\n]*\)", re.DOTALL
+)
+"""What in a text is not prose, for finding `#tags` in it: fenced code (up to the next fence),
+code spans, `{...}` attributes, and link targets."""
+
+TAG = re.compile(r"(?<![\w/#&])#([^\W\d][\w/-]*)")
+"""An inline `#tag` (`#ops/backup`); not a heading's `#`, `#1`, a URL's `/#anchor` or `&#39;`."""
+
+EMPHASIS_MARKS = re.compile(r"\*\*|__|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)")
+"""Emphasis marks, one at a time: `**`, `__`, and a `*` or `_` at a word's edge (`snake_case` is
+left whole). For reading the words under them (`rag.attribution`)."""
+
+CODE_AND_STRONG_MARKS = re.compile(r"`+|\*\*|__|~~")
+"""Backticks and strong or strikethrough marks, wherever they are (`render`)."""
+
+STAR_ITALIC = re.compile(r"(?<![\w*])\*(\S(?:[^*]*\S)?)\*(?![\w*])")
+"""`*italics*`; group 1 the text."""
+
+UNDERSCORE_ITALIC = re.compile(r"(?<!\w)_(\S(?:[^_]*\S)?)_(?!\w)")
+"""`_italics_` (not `snake_case_name`); group 1 the text."""
+
+# Tables -----------------------------------------------------------------------------------------
+TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+"""A table's delimiter row (`|---|:--:|`): cells of two or more `-`, maybe aligned with `:`."""
+
+TABLE_RULE_CHARS = re.compile(r"\|?[\-: |]+\|?")
+"""A line of nothing but `|`, `-`, `:` and spaces, in full (`fullmatch`; the unit splitter also
+asks for a `-` in it). Looser than `TABLE_RULE`: a thematic break (`---`, `- - -`) passes too, and
+ends the paragraph before it as a table's rule would; the units depend on it (`units.VERSION`)."""
+
+# HTML and dialect markup ------------------------------------------------------------------------
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+"""A closed HTML comment, across lines."""
+
+HTML_COMMENT_TO_END = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
+"""`HTML_COMMENT`, or one left open, which runs to the text's end: an excerpt shows none of a
+comment cut short by the passage's end (`render`); the unit splitter leaves an unclosed `<!--`
+as text, which keeps its units (`units.VERSION`)."""
+
+HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+"""An HTML tag, opening or closing."""
+
+SNIPPET_INCLUDE = re.compile(r"\{[*!%][^{}\n]*[*!%]\}")
+"""A mkdocs / snippet include (`{* file.py *}`, `{! a.md !}`, `{% x %}`): a file's contents,
+never text of its own."""
+
+DIALECT_MARKER = re.compile(r"^(///|:::|!!!|\?\?\?\+?)(\s|$)|^(</?[A-Za-z][^<>]*>)+$")
+"""A block marker of a Markdown dialect on a stripped line: pymdownx `/// tip`, fenced divs
+`::: note`, mkdocs admonitions `!!! warning "Title"` and `???+`, and lines of nothing but HTML
+tags (`<div class="termy">`): markup around text, never text to quote."""

@@ -1,0 +1,104 @@
+"""Notes as a graph with metadata, as the editors ask it (issue 29): `kebab/links` lists a note's
+links and backlinks, `textDocument/references` on a heading finds the links that reach it (on
+the title: every link to the note), and `kebab/search` / `kebab/ask` take filters as params or
+written at the start of the question, saying so when no note passes them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsp_client import KebabClient, serving
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+NOTES = {
+    "ops/runbook.md": (
+        "---\nstatus: draft\nreviewed: 2024-03-15\n---\n# Runbook\n\n"
+        "Before a restore, read [[backup#Restore]] and the [nginx notes](nginx.md).\n\n"
+        "The schedule is in [[Backup#Schedule|the backup note]].\n\n![[postgres]]\n"
+    ),
+    "home/plants.md": "# Plants\n\nWater the fig on Sundays. See [[backup]] for nothing.\n",
+}
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module", params=["vscode", "neovim"])
+async def editor(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[KebabClient]:
+    root = tmp_path_factory.mktemp(request.param)
+    async with serving(root, request.param, NOTES) as client:
+        await client.wait_ready()
+        yield client
+
+
+def _where(items: list[dict[str, Any]]) -> set[tuple[str, str | None, int]]:
+    return {(i["source"], i["heading"], i["line"]) for i in items}
+
+
+async def test_links_and_backlinks_of_a_note(editor: KebabClient) -> None:
+    runbook = (editor.root / "ops/runbook.md").as_uri()
+    found = await editor.request("kebab/links", {"uri": runbook})
+    assert {(i["path"], i["heading"], i["embed"]) for i in found["links"]} == {
+        ("ops/backup.md", "Restore", False),
+        ("ops/nginx.md", None, False),
+        ("ops/backup.md", "Schedule", False),
+        ("ops/postgres.md", None, True),
+    }
+    backup = (editor.root / "ops/backup.md").as_uri()
+    back = await editor.request("kebab/links", {"uri": backup})
+    assert {
+        ("ops/runbook.md", "Restore", 7),
+        ("ops/runbook.md", "Schedule", 9),
+        ("home/plants.md", None, 3),
+    } <= _where(back["backlinks"])
+    assert all(b["uri"] == backup for b in back["backlinks"])
+    assert not any(b["source"] == "ops/backup.md" for b in back["backlinks"])
+
+
+async def test_references_on_a_heading_are_the_links_to_that_heading(
+    editor: KebabClient,
+) -> None:
+    path = editor.root / "ops/backup.md"
+    uri = editor.open(path)
+    lines = path.read_text(encoding="utf-8").split("\n")
+
+    async def refs(line: int) -> set[tuple[str, int]]:
+        found = await editor.request(
+            types.TEXT_DOCUMENT_REFERENCES,
+            types.ReferenceParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=line, character=3),
+                context=types.ReferenceContext(include_declaration=False),
+            ),
+        )
+        root = editor.root.as_uri() + "/"
+        return {(loc.uri.removeprefix(root), loc.range.start.line) for loc in found or []}
+
+    schedule = next(i for i, t in enumerate(lines) if t.startswith("## Schedule"))
+    assert await refs(schedule) == {("ops/runbook.md", 8)}  # 0-based: the link on line 9
+    title = next(i for i, t in enumerate(lines) if t.startswith("# "))
+    every = await editor.request("kebab/links", {"uri": uri})
+    assert await refs(title) == {(b["source"], b["line"] - 1) for b in every["backlinks"]}
+    assert {("ops/runbook.md", 6), ("ops/runbook.md", 8), ("home/plants.md", 2)} <= await refs(
+        title
+    )
+    body = next(i for i, t in enumerate(lines) if t and not t.startswith(("#", "-")) and i > title)
+    assert await refs(body) == set()  # not a heading: nothing to find
+    editor.close(uri)
+
+
+async def test_filters_as_params_and_as_words_in_the_question(editor: KebabClient) -> None:
+    found = await editor.request("kebab/search", {"query": "restore", "where": ["status=draft"]})
+    assert {h["path"] for h in found["hits"]} == {"ops/runbook.md"}
+    written = await editor.request("kebab/search", {"query": "path:home/ water the fig"})
+    assert {h["path"] for h in written["hits"]} == {"home/plants.md"}
+    asked = await editor.request("kebab/ask", {"question": "#ops when does the backup run?"})
+    assert asked["filters"] == "#ops"
+    assert all(c["path"].startswith("ops/") for c in asked["citations"] + asked["candidates"])
+    with pytest.raises(JsonRpcException, match="no note matches the filter #gardening"):
+        await editor.request("kebab/ask", {"question": "when?", "tags": ["gardening"]})
