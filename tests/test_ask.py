@@ -70,6 +70,7 @@ async def test_grounded_answer_cites_the_passage_it_was_given(
     lines = (ws.root / c.path).read_text(encoding="utf-8").split("\n")
     assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
     assert "02:30" in c.text and re.fullmatch(r"[0-9a-f]{16,}", c.content_hash)
+    assert c.label == "kb-1"  # what the footnote below is labelled: no client counts again
 
     # the Markdown a note receives: a footnote reference and a definition that links the note
     body, _, definitions = answer.markdown.partition("\n\n")
@@ -103,6 +104,9 @@ async def test_unknown_marker_is_not_grounded(
     assert answer.answer == text
     assert "[^kb-" not in answer.markdown
     assert answer.candidates  # the nearest passages, so the user can look for themselves
+    for near in answer.candidates:  # as a person reads them: no Markdown source, one line
+        assert near.excerpt and "\n" not in near.excerpt and "](" not in near.excerpt
+        assert not near.excerpt.startswith("#") and near.label is None
     assert ws.history()[0]["refusal_reason"] == "llm_self_judge"
 
 

@@ -2,7 +2,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as path from "node:path";
-import { answerMeta, citationHref, citationNumbers, panelMarkdown, parseCitationHref, streamingMarkdown } from "../src/core/answer";
+import { answerMeta, citationHref, citationLabels, panelMarkdown, parseCitationHref, streamingMarkdown } from "../src/core/answer";
 import { excerpt } from "../src/core/excerpt";
 import { HeldMessages, Message } from "../src/core/heldMessages";
 import { followUpConversation, page, renderMarkdown, turnView } from "../src/core/panelView";
@@ -12,20 +12,20 @@ import { expandPath, findServer } from "../src/core/serverCommand";
 import { serverOptions } from "../src/core/settings";
 import { statusBar, statusText } from "../src/core/statusView";
 
-function citation(marker: number, p: string, heading: string[], start: number, end: number): Citation {
+function citation(marker: number, p: string, heading: string[], start: number, end: number, label?: string): Citation {
   return {
     marker, path: p, uri: `file:///notes/${p}`, heading_path: heading,
     range: { start: { line: start - 1, character: 0 }, end: { line: end, character: 0 } },
     chunk_id: `c${marker}`, content_hash: "0123456789abcdef0123", score: 0.5, text: "Backups run at 02:30.",
-    start_line: start, end_line: end,
+    start_line: start, end_line: end, label,
   };
 }
 
 function answer(over: Partial<Answer> = {}): Answer {
   return {
     schema: "answer.v1", question: "When?", answer: "At 02:30 [#1], kept 7 days [#2] [#1].",
-    markdown: "", citations: [citation(1, "ops/backup.md", ["Backups", "Schedule"], 12, 26),
-      citation(2, "ops/my notes (old).md", [], 3, 4)],
+    markdown: "", citations: [citation(1, "ops/backup.md", ["Backups", "Schedule"], 12, 26, "kb-1"),
+      citation(2, "ops/my notes (old).md", [], 3, 4, "kb-2")],
     grounded: true, refusal_reason: null, model: { backend: "extractive", id: "extractive" },
     embedding: { backend: "use", id: "use", dim: 512 }, prompt_template_version: "rag-v1",
     retrieval: { trace_id: "t", mode: "hybrid", k: 10, score_gate: 0.16, top_score: 0.7, chunks_returned: 8, chunks_used: 2 },
@@ -123,45 +123,56 @@ describe("the panel", () => {
     assert.equal(turnView(turns[0]).followUp, false);
   });
 
-  it("numbers citations the way the note's footnotes will be: [1] first, in order of appearance", () => {
-    // one source cited as the evidence's third passage is [1], never [3]
-    const one = answer({ answer: "Use `listen 443 quic` [#3].", citations: [citation(3, "ops/nginx.md", ["Nginx", "HTTP/3"], 7, 23)] });
+  it("numbers citations by the labels the server gave them: [1] first, in order of appearance", () => {
+    // one source cited as the evidence's third passage is kb-1, shown [1], never [3]
+    const one = answer({ answer: "Use `listen 443 quic` [#3].", citations: [citation(3, "ops/nginx.md", ["Nginx", "HTTP/3"], 7, 23, "kb-1")] });
     const md = panelMarkdown(one);
     assert.match(md, /\[\\\[1\\\]\]\(<file:\/\/\/notes\/ops\/nginx\.md#L7-L23>/);
     assert.doesNotMatch(md, /\\\[3\\\]/);
     assert.match(md, /\*\*Sources\*\*\n\n- \\\[1\\\] \[Nginx › HTTP\/3\]/);
-    // [#3] then [#1]: [1] then [2], and Sources in that order; a marker naming no citation is dropped
+    // [#3] then [#1]: labelled kb-1 then kb-2, Sources in that order; a marker naming no citation is dropped
     const two = answer({
       answer: "At 02:30 [#3], kept 7 days [#1], see [#9] and [#3].",
-      citations: [citation(1, "ops/backup.md", ["Retention"], 28, 36), citation(3, "ops/backup.md", ["Schedule"], 12, 26)],
+      citations: [citation(1, "ops/backup.md", ["Retention"], 28, 36, "kb-2"), citation(3, "ops/backup.md", ["Schedule"], 12, 26, "kb-1")],
     });
-    assert.deepEqual([...citationNumbers(two)], [[3, 1], [1, 2]]);
+    assert.deepEqual([...citationLabels(two)], [[3, "1"], [1, "2"]]);
     const html = renderMarkdown(panelMarkdown(two));
     assert.deepEqual([...html.matchAll(/title="[^"]*">\[(\d)\]<\/a>/g)].map((m) => m[1]), ["1", "2", "1"]);
     assert.match(html, /<li>\[1\] <a [^>]*>Schedule<\/a>[^]*<li>\[2\] <a [^>]*>Retention<\/a>/);
     assert.doesNotMatch(html, /\[9\]/);
   });
 
-  it("numbers citations as the labels the server rendered for the note they were asked from", () => {
-    const hashOf = (c: Citation, h: string) => ({ ...c, content_hash: h.repeat(20) });
-    const cites = [hashOf(citation(1, "ops/backup.md", ["Schedule"], 12, 26), "a"), hashOf(citation(2, "ops/backup.md", ["Retention"], 28, 36), "b")];
-    const markdown = `At 02:30[^kb-2], kept 7 days[^kb-5].\n\n[^kb-5]: [Retention](../ops/backup.md#retention "kb:${"b".repeat(12)}") L28–L36\n`;
-    // kb-2 is the note's own definition of the first passage (reused), kb-5 the next free label
-    const note = `[^kb-2]: [Schedule](../ops/backup.md#schedule "kb:${"a".repeat(12)}") L12–L26\n`;
-    const a = answer({ answer: "At 02:30 [#1], kept 7 days [#2].", citations: cites, markdown: markdown + note });
-    assert.deepEqual([...citationNumbers(a)], [[1, 2], [2, 5]]);
-    assert.match(panelMarkdown(a), /\*\*Sources\*\*\n\n- \\\[2\\\] \[Schedule\][^\n]*\n- \\\[5\\\] \[Retention\]/);
-    // without labels for every cited passage: 1, 2 in order of appearance
-    assert.deepEqual([...citationNumbers({ ...a, markdown })], [[1, 1], [2, 2]]);
+  it("shows the labels the server gave for the note asked from, numeric ones too, sorted as numbers", () => {
+    // kb-2 is the note's own definition of the first passage (reused), kb-10 the next free label
+    const cites = [citation(1, "ops/backup.md", ["Retention"], 28, 36, "kb-10"), citation(2, "ops/backup.md", ["Schedule"], 12, 26, "kb-2")];
+    const a = answer({ answer: "Kept 7 days [#1], at 02:30 [#2].", citations: cites });
+    assert.deepEqual([...citationLabels(a)], [[2, "2"], [1, "10"]]);
+    const md = panelMarkdown(a);
+    assert.match(md, /^Kept 7 days \[\\\[10\\\]\][^\n]*, at 02:30 \[\\\[2\\\]\]/);
+    assert.match(md, /\*\*Sources\*\*\n\n- \\\[2\\\] \[Schedule\][^\n]*\n- \\\[10\\\] \[Retention\]/);
+    // footnote_labels = numeric: "3" is shown as it is; a label without kb- too
+    const numeric = answer({ citations: [citation(1, "a.md", ["A"], 1, 2, "3"), citation(2, "b.md", ["B"], 1, 2, "src")] });
+    assert.deepEqual([...citationLabels(numeric)], [[1, "3"], [2, "src"]]);
+    assert.match(panelMarkdown(numeric), /- \\\[3\\\] \[A\][^\n]*\n- \\\[src\\\] \[B\]/);
+    assert.equal(answerMeta(numeric), "extractive · 42 ms · 2 sources");
   });
 
-  it("reads wiki links and italics as text in the answer and the excerpts", () => {
+  it("shows an older answer's citations (no labels) by their marker numbers", () => {
+    const old = answer({
+      answer: "At 02:30 [#3], kept 7 days [#1].",
+      citations: [citation(1, "ops/backup.md", ["Retention"], 28, 36), citation(3, "ops/backup.md", ["Schedule"], 12, 26)],
+    });
+    assert.deepEqual([...citationLabels(old)], [[1, "1"], [3, "3"]]);
+    const html = renderMarkdown(panelMarkdown(old));
+    assert.deepEqual([...html.matchAll(/title="[^"]*">\[(\d)\]<\/a>/g)].map((m) => m[1]), ["3", "1"]);
+    assert.match(html, /<li>\[1\] <a [^>]*>Retention<\/a>[^]*<li>\[3\] <a [^>]*>Schedule<\/a>/);
+  });
+
+  it("reads wiki links as text in the answer", () => {
     const a = answer({ answer: "See [[#Order of the new task]] and [[Recurring Tasks#When done|done]] [#1]." });
     const md = panelMarkdown(a);
     assert.match(md, /^See Order of the new task and done \[/);
     assert.doesNotMatch(md, /\[\[/);
-    assert.equal(excerpt("The _new_ task goes *above* it, see [[#Order of the new task]] and [[notes#Setup]]; snake_case_name stays."),
-      "The new task goes above it, see Order of the new task and notes › Setup; snake_case_name stays.");
   });
 
   it("keeps a line range on one line and says how many notes an answer cites, not passages", () => {
@@ -211,23 +222,21 @@ describe("the panel", () => {
     assert.doesNotMatch(panelMarkdown(answer({ index_building: null })), /being built/);
   });
 
-  it("shows the nearest passages as clean text: no comments, fences, pipes or link targets", () => {
-    const raw = [
-      "## Setup", "", "<!-- placeholder: write this section -->", "<!-- include: snippets/setup.md -->",
-      "| Flag | Value |", "|------|------:|", "| `--keep-daily` | 7 |", "", "```md", "- [ ] a task #todo", "```",
-      "> [!note]", "> See [the docs](https://example.com/docs) and [[backup|the backup note]].",
-    ].join("\n");
-    const text = excerpt(raw);
-    assert.equal(text, "Flag · Value --keep-daily · 7 a task #todo See the docs and the backup note.");
-    assert.equal(excerpt("# Title\n## Setup\nRun it.\n### Later\nDone."), "Run it. Later Done.");
-    assert.equal(excerpt("<!-- only a comment -->"), "");
-    assert.equal(excerpt("word ".repeat(100), 30), "word word word word word word…");
+  it("shows the nearest passages with the server's excerpt as it is, and nothing for an older server's", () => {
+    const raw = "## Setup\n\n<!-- placeholder -->\n| Flag | Value |\n|------|------:|\n| `--keep-daily` | 7 |";
+    const clean = "Flag · Value --keep-daily · 7, see the backup note; snake_case_name <b> stays.";
     const refused = answer({
-      grounded: false, refusal_reason: "score_gate", citations: [], candidates: [{ ...citation(0, "a.md", ["A"], 1, 9), text: raw }],
+      grounded: false, refusal_reason: "score_gate", citations: [], candidates: [
+        { ...citation(0, "a.md", ["A"], 1, 9), text: raw, excerpt: clean },
+        { ...citation(0, "b.md", ["B"], 1, 9), text: raw, excerpt: null },
+      ],
     });
-    const html = renderMarkdown(panelMarkdown(refused));
-    assert.doesNotMatch(html, /&lt;!--|```|\| `|placeholder|include:/);
-    assert.match(html, /<em>Flag · Value --keep-daily · 7 a task #todo See the docs and the backup note\.<\/em>/);
+    const md = panelMarkdown(refused);
+    const html = renderMarkdown(md);
+    assert.doesNotMatch(html, /&lt;!--|```|\| `|placeholder|<b>/);
+    assert.match(html, /<em>Flag · Value --keep-daily · 7, see the backup note; snake_case_name &lt;b&gt; stays\.<\/em>/);
+    assert.equal([...html.matchAll(/<em>/g)].length, 1); // the passage without an excerpt shows only its link
+    assert.match(md, /\n2\. \[B\]\(<file:\/\/\/notes\/b\.md#L1-L9>\) `b\.md` L1\u2060–\u2060L9\n?$/);
   });
 
   it("allows only its own nonce'd script", () => {
@@ -312,6 +321,20 @@ describe("related passages", () => {
     assert.equal(item.detail, "A cron job runs pg_dumpall every day at 02:00. 0 2 * * * pg_dumpall"); // code kept, fences not
     assert.deepEqual([item.uri, item.start, item.end], ["file:///notes/ops/postgres.md", 25, 33]); // 0-based, inclusive
     assert.equal(passageItem(hit({ start_line: 3, end_line: 3 })).description, "ops/postgres.md · L3");
+  });
+
+  it("reads a passage's detail as clean text: no comments, fences, pipes, link targets or emphasis marks", () => {
+    const raw = [
+      "## Setup", "", "<!-- placeholder: write this section -->", "<!-- include: snippets/setup.md -->",
+      "| Flag | Value |", "|------|------:|", "| `--keep-daily` | 7 |", "", "```md", "- [ ] a task #todo", "```",
+      "> [!note]", "> See [the docs](https://example.com/docs) and [[backup|the backup note]].",
+    ].join("\n");
+    assert.equal(excerpt(raw), "Flag · Value --keep-daily · 7 a task #todo See the docs and the backup note.");
+    assert.equal(excerpt("# Title\n## Setup\nRun it.\n### Later\nDone."), "Run it. Later Done.");
+    assert.equal(excerpt("<!-- only a comment -->"), "");
+    assert.equal(excerpt("word ".repeat(100), 30), "word word word word word word…");
+    assert.equal(excerpt("The _new_ task goes *above* it, see [[#Order of the new task]] and [[notes#Setup]]; snake_case_name stays."),
+      "The new task goes above it, see Order of the new task and notes › Setup; snake_case_name stays.");
   });
 
   it("names a passage without headings by its note's title, else its file name; `$(x)` stays text", () => {

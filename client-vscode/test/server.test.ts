@@ -31,7 +31,7 @@ import {
   WorkDoneProgressCreateRequest,
   WorkspaceSymbolRequest,
 } from "vscode-languageserver-protocol/node";
-import { citationNumbers, panelMarkdown } from "../src/core/answer";
+import { citationLabels, panelMarkdown } from "../src/core/answer";
 import { followUpConversation } from "../src/core/panelView";
 import { ask, AskRequest, insertAnswer, RelatedRequest, SearchRequest, Status, StatusRequest, StreamEvent } from "../src/core/protocol";
 import { noRelated, passageItem, related, sectionAt } from "../src/core/related";
@@ -284,7 +284,8 @@ describe("kebab serve", () => {
     const file = path.join(root, notePath);
     const uri = pathToFileURL(file).href;
     // the note already cites the first passage of the answer (an earlier insert) as kb-4
-    const cited = first.citations.find((c) => c.marker === citationNumbers(first).keys().next().value)!;
+    const cited = first.citations.find((c) => c.marker === citationLabels(first).keys().next().value)!;
+    assert.equal(cited.label, "kb-1"); // asked from no note: kb-1, kb-2… in order of first citation
     const earlier = `[^kb-4]: [Earlier](../${cited.path} "kb:${cited.content_hash.slice(0, 12)}") L${cited.start_line}–L${cited.end_line}`;
     const buffer = `# Numbers\n\nSeen before.[^kb-4]\n\n${BACKUP_Q}\n\n${earlier}\n`;
     fs.writeFileSync(file, buffer);
@@ -301,6 +302,8 @@ describe("kebab serve", () => {
       const written = [...lines[at + 2].matchAll(/\[\^kb-(\d+)\]/g)].map((m) => Number(m[1]));
       assert.deepEqual(shown, written); // the panel's [4], [5] are the note's [^kb-4], [^kb-5]
       assert.equal(shown[0], 4);
+      assert.ok(a.citations.find((c) => c.content_hash === cited.content_hash && c.path === cited.path)?.label === "kb-4",
+        JSON.stringify(a.citations.map((c) => c.label))); // the server's label, not counted here
       assert.equal(lines.filter((l) => l.startsWith("[^kb-4]:")).length, 1); // no second definition
       const sources = [...panel.split("**Sources**")[1].matchAll(/^- \\\[(\d+)\\\]/gm)].map((m) => Number(m[1]));
       assert.deepEqual(sources, [...new Set(written)].sort((x, y) => x - y));
@@ -323,6 +326,15 @@ describe("kebab serve", () => {
     assert.ok(panel.startsWith(`> **${head}** ${a.refusal_text}`), panel);
     assert.match(panel, a.outcome === "closest" ? /\*\*Closest passages\*\*/ : /\*\*Nearest passages\*\*/);
     assert.doesNotMatch(panel, /score_gate|llm_self_judge/);
+    // each passage with the server's one-line excerpt, shown as it is, in italics under its link
+    const candidates = a.candidates ?? [];
+    assert.ok(candidates.length > 0);
+    for (const c of candidates) {
+      assert.ok(c.excerpt && !c.excerpt.includes("\n") && c.excerpt.length <= 241, JSON.stringify(c.excerpt));
+      assert.equal(c.label ?? null, null); // a nearest passage is cited by nothing
+    }
+    const shown = [...panel.matchAll(/^ {3}\*(.*)\*$/gm)].map((m) => m[1].replace(/\\(.)/g, "$1"));
+    assert.deepEqual(shown, candidates.map((c) => c.excerpt));
     // a refusal is stored too, but not inserted
     assert.equal(typeof a.answer_id, "number");
     const note = pathToFileURL(path.join(root, "inbox", "questions.md")).href;
@@ -393,11 +405,12 @@ describe("kebab serve", () => {
       // answer.v1 `markdown` is the answer as footnotes: [^kb-n] in order, each with its definition
       const labels = [...a.markdown.matchAll(/\[\^kb-(\d+)\](?!:)/g)].map((m) => Number(m[1]));
       const titles = [...a.markdown.matchAll(/^\[\^kb-\d+\]: \[([^\]]+)\]/gm)].map((m) => m[1]);
-      const numbers = citationNumbers(a);
+      const numbers = citationLabels(a);
       const panel = panelMarkdown(a);
       const shown = [...panel.split("**Sources**")[0].matchAll(/\[\\\[(\d+)\\\]\]/g)].map((m) => Number(m[1]));
       assert.deepEqual(shown, labels);
-      assert.deepEqual([...numbers.values()], titles.map((_, i) => i + 1));
+      assert.deepEqual([...numbers.values()], titles.map((_, i) => String(i + 1)));
+      assert.deepEqual(a.citations.map((c) => c.label).filter(Boolean).sort(), titles.map((_, i) => `kb-${i + 1}`));
       const sources = [...panel.split("**Sources**")[1].matchAll(/^- \\\[(\d+)\\\] \[([^\]]+)\]/gm)].map((m) => [Number(m[1]), m[2]]);
       assert.deepEqual(sources, titles.map((t, i) => [i + 1, t]));
     });

@@ -92,17 +92,7 @@ def render(
     shown on its own, every reference defined).
     """
     by_marker = {c.marker: c for c in citations}
-    cited = cited or {}
-    labels: dict[int, str] = {}
-    new: list[int] = []
-    for n in (int(m) for m in MARKER.findall(answer)):
-        if n in by_marker and n not in labels:
-            c = by_marker[n]
-            labels[n] = cited.get((c.path, c.content_hash[:12]), "")
-            if not labels[n]:
-                number = first_label + len(new)
-                labels[n] = f"kb-{number}" if style == "kb" else str(number)
-                new.append(n)
+    labels, new = _labels(answer, by_marker, first_label, style, cited or {})
 
     def ref(match: re.Match[str]) -> str:
         n = int(match.group(1))
@@ -114,6 +104,44 @@ def render(
         definition_line(labels[n], by_marker[n], note_path) for n in (labels if all_defs else new)
     ]
     return body, defs
+
+
+def labels(
+    answer: str,
+    citations: list[Citation],
+    note_text: str | None = None,
+    note_path: str | None = None,
+    style: str = "kb",
+) -> dict[int, str]:
+    """Marker → the footnote label Insert writes for it: after the note's own labels, and the
+    label the note already gives a passage it cites (`kb-1`, `kb-2`… in a new note or with no
+    note). answer.v1 `citations[].label`: what every client shows, so none counts again."""
+    by_marker = {c.marker: c for c in citations}
+    if note_text is None or note_path is None:
+        return _labels(answer, by_marker, 1, style, {})[0]
+    first = next_label(note_text, style)
+    return _labels(answer, by_marker, first, style, cited_in(note_text, note_path))[0]
+
+
+def _labels(
+    answer: str,
+    by_marker: dict[int, Citation],
+    first_label: int,
+    style: str,
+    cited: dict[tuple[str, str], str],
+) -> tuple[dict[int, str], list[int]]:
+    """(marker → label, the markers that need a new definition) in order of first citation."""
+    labels: dict[int, str] = {}
+    new: list[int] = []
+    for n in (int(m) for m in MARKER.findall(answer)):
+        if n in by_marker and n not in labels:
+            c = by_marker[n]
+            labels[n] = cited.get((c.path, c.content_hash[:12]), "")
+            if not labels[n]:
+                number = first_label + len(new)
+                labels[n] = f"kb-{number}" if style == "kb" else str(number)
+                new.append(n)
+    return labels, new
 
 
 def for_note(

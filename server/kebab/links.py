@@ -15,6 +15,7 @@ from urllib.parse import unquote
 
 import msgspec
 
+from kebab.footnotes import slug
 from kebab.syntax import CODE_SPAN, MARKDOWN_LINK, WIKILINK, fence_after
 
 _EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)  # https:, mailto:, obsidian:
@@ -106,3 +107,50 @@ def resolver(paths: Iterable[str]) -> Callable[[str, str], str | None]:
         return min(same, key=lambda p: (posixpath.dirname(p) != here, p.count("/"), len(p), p))
 
     return resolve
+
+
+def written(
+    source: str,
+    target: str,
+    heading: str | None,
+    paths: Iterable[str],
+    wiki: bool,
+    title: str = "",
+) -> str:
+    """A link from the note `source` to the note `target` (at `heading`), as the note writes its
+    links: `[[Name#Heading]]` with the shortest name Obsidian resolves to `target` from `source`,
+    or `[Title › Heading](relative/path.md#slug)`."""
+    if wiki:
+        every = list(paths)
+        resolve = resolver(every)
+        stem = target.removesuffix(".md")
+        parts = stem.split("/")
+        name = next(
+            (
+                tail
+                for tail in ("/".join(parts[-n:]) for n in range(1, len(parts) + 1))
+                if resolve(source, tail) == target
+            ),
+            stem,
+        )
+        return f"[[{name}#{heading}]]" if heading else f"[[{name}]]"
+    link = posixpath.relpath(target, posixpath.dirname(source) or ".")
+    link = link.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    shown = " › ".join(
+        filter(None, [title or posixpath.basename(target).removesuffix(".md"), heading])
+    )
+    anchor = f"#{slug(heading)}" if heading else ""
+    return f"[{shown.replace('[', '(').replace(']', ')')}]({link}{anchor})"
+
+
+def writes_wikilinks(text: str, obsidian: bool) -> bool:
+    """Whether a note's new links are wikilinks: as the note writes its links, or, with none,
+    as its vault does (an Obsidian vault: wikilinks; elsewhere Markdown links every previewer
+    follows)."""
+    wiki = len(WIKILINK.findall(text))
+    markdown = sum(
+        1
+        for m in MARKDOWN_LINK.finditer(text)
+        if not _EXTERNAL.match(m.group(2)) and not _not_a_note(m.group(2).partition("#")[0])
+    )
+    return wiki > markdown if wiki or markdown else obsidian

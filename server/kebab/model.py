@@ -156,6 +156,11 @@ class Citation(msgspec.Struct):
     # mis-marked) sentence to this passage because a unit of it supports the sentence.
     # None on a nearest passage (`candidates`), which supports nothing.
     by: By | None = None
+    # The footnote label Insert writes for this citation in the note the question was asked
+    # from (`kb-3`; `kb-1`… with no note): what every client shows. None on a nearest passage.
+    label: str | None = None
+    # A nearest passage as a person reads it: plain text on one line (`excerpts.excerpt`).
+    excerpt: str | None = None
 
 
 class ModelInfo(msgspec.Struct):

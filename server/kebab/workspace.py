@@ -212,6 +212,31 @@ class Workspace:
         ]
         return related(self.index, around[-1], k, same_note) if around else []
 
+    def related_links(self, path: str, line: int, k: int = 3) -> list[str]:
+        """Links to the `k` notes most related in meaning to the section holding `line`
+        (1-based) of the note at `path`, written as the note writes links (`links.written`):
+        never to the note itself or to a note it links already, one per note."""
+        found, _ = files.scan(self.root, self.cfg.ignore, self.cfg.max_file_bytes)
+        by_path = {n.path: n for n in found}
+        if path not in by_path:
+            raise InvalidParams(f"no note {path!r} in {self.root} (a .md file kebab indexes)")
+        text, _ = files.read_note(by_path[path], self.cfg.max_file_bytes)
+        resolve = links_mod.resolver(by_path)
+        have = {link.path for link in links_mod.links_in(path, text or "", resolve)}
+        wiki = links_mod.writes_wikilinks(text or "", (self.root / ".obsidian").is_dir())
+        out: list[str] = []
+        for hit in self.related(path, line, k * 6):
+            if hit.path == path or hit.path in have or hit.path not in by_path:
+                continue
+            have.add(hit.path)
+            heading = hit.heading_path[-1] if hit.heading_path else None
+            if heading is not None and heading == hit.title:
+                heading = None  # the note's title: a link to the note
+            out.append(links_mod.written(path, hit.path, heading, by_path, wiki, hit.title))
+            if len(out) == k:
+                break
+        return out
+
     async def ask(
         self,
         request: AskRequest,

@@ -102,3 +102,48 @@ async def test_filters_as_params_and_as_words_in_the_question(editor: KebabClien
     assert all(c["path"].startswith("ops/") for c in asked["citations"] + asked["candidates"])
     with pytest.raises(JsonRpcException, match="no note matches the filter #gardening"):
         await editor.request("kebab/ask", {"question": "when?", "tags": ["gardening"]})
+
+
+async def _link_action(editor: KebabClient, uri: str, line: int) -> types.CodeAction | None:
+    result = await editor.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(types.Position(line, 0), types.Position(line, 0)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    found = [a for a in result or [] if isinstance(a, types.CodeAction)]
+    return next((a for a in found if a.title == "Link related notes"), None)
+
+
+@pytest.mark.parametrize(
+    ("body", "wiki"),
+    [
+        ("Restoring one file from the nightly restic snapshots on the NAS.\n", False),
+        ("Restoring one file from the nightly restic snapshots. See [[nginx]].\n", True),
+    ],
+)
+async def test_link_related_notes_adds_links_under_the_heading(
+    editor: KebabClient, body: str, wiki: bool
+) -> None:
+    path = editor.root / "home" / "restores.md"
+    text = f"# Restores\n\n## One file\n\n{body}\n## Later\n\nNothing yet.\n"
+    path.write_text(text, encoding="utf-8")
+    uri = editor.open(path, text)
+    assert await _link_action(editor, uri, 4) is None  # not on every line of text
+    action = await _link_action(editor, uri, 2)
+    assert action is not None and action.command is not None
+    result = await editor.command(action.command.command, *(action.command.arguments or []))
+    assert result["applied"] and result["links"], result
+    lines = editor.text(uri).split("\n")
+    related = lines[6]
+    assert related.startswith("Related: ") and lines[5] == "" and lines[7] == "", lines
+    assert lines[8] == "## Later"  # under the heading's own text, before the next section
+    assert "restores" not in related.lower()  # never the note itself
+    if wiki:
+        assert related.count("[[") == len(result["links"]) and "[[nginx" not in related
+    else:
+        assert related.count("](") == len(result["links"]) and "[[" not in related
+        assert "ops/backup.md" in related or "../ops/backup.md" in related
+    editor.close(uri)
+    path.unlink()

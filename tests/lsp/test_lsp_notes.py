@@ -114,7 +114,8 @@ Is it worth moving Grafana to its own VM?
 
 async def test_answer_with_kebab_puts_the_answer_under_the_question(vscode: KebabClient) -> None:
     uri = vscode.open(vscode.root / "inbox" / "questions.md", NOTE)
-    assert await code_actions(vscode, uri, 0) == []  # a heading is not a question
+    on_heading = await code_actions(vscode, uri, 0)  # a heading is not a question
+    assert [a.title for a in on_heading] == ["Link related notes"]
     actions = await code_actions(vscode, uri, 4, 10)
     assert [(a.title, a.kind) for a in actions] == [("Answer with kebab", "refactor.rewrite")]
     command = actions[0].command
@@ -123,6 +124,8 @@ async def test_answer_with_kebab_puts_the_answer_under_the_question(vscode: Keba
     before = set(vscode.progress_log)
     result = await vscode.command(command.command, *(command.arguments or []))
     assert result["applied"] and result["answer"]["grounded"]
+    # the label the panel shows is the one written: after the note's own kb-2
+    assert [c["label"] for c in result["answer"]["citations"]] == ["kb-3"]
     lines = vscode.text(uri).split("\n")
     assert lines[4] == QUESTION and lines[5] == ""
     assert "02:30" in lines[6] and "[^kb-3]" in lines[6]

@@ -260,6 +260,9 @@ function S.ask()
       rows = screen_rows(state.panel.win),
       prompt = prompt,
       candidates = state.result and #(state.result.candidates or {}) or 0,
+      excerpts = vim.tbl_map(function(c)
+        return c.excerpt
+      end, state.result and state.result.candidates or {}),
       links = (function() -- the sources <CR> opens (a wrapped one is on several rows)
         local seen = {}
         for _, l in pairs(state.panel.links) do
@@ -520,6 +523,16 @@ function S.render()
       footer = vim.api.nvim_win_get_config(state.panel.win).footer,
       conceallevel = vim.wo[state.panel.win].conceallevel,
       highlights = #vim.api.nvim_buf_get_extmarks(state.panel.buf, -1, 0, -1, {}),
+      italic = (function() -- rows (1-based) with italic text, and its first byte (0-based)
+        local at = {}
+        local marks = vim.api.nvim_buf_get_extmarks(state.panel.buf, -1, 0, -1, { details = true })
+        for _, m in ipairs(marks) do
+          if m[4].hl_group == "@markup.italic" then
+            at[#at + 1] = { m[2] + 1, m[3] }
+          end
+        end
+        return at
+      end)(),
     }
     state.panel:close()
     return view
@@ -537,10 +550,20 @@ function S.render()
         '[^kb-2]: [Guide › Bugs](guide.md#bugs "kb:' .. hash:sub(1, 12) .. '") L1–L3',
       }, "\n"),
       citations = {
-        { path = "guide.md", start_line = 1, end_line = 3, content_hash = hash,
-          heading_path = { "Guide", "Bugs" } },
-        { path = "guide.md", start_line = 5, end_line = 9, content_hash = "0123456789abcdef",
-          heading_path = { "Guide", "Form" } },
+        { marker = 1, path = "guide.md", start_line = 1, end_line = 3, content_hash = hash,
+          heading_path = { "Guide", "Bugs" }, label = "kb-2" },
+        { marker = 2, path = "guide.md", start_line = 5, end_line = 9,
+          content_hash = "0123456789abcdef", heading_path = { "Guide", "Form" }, label = "kb-1" },
+      },
+    })
+    -- an answer stored by a server older than `citations[].label`: the markers' numbers
+    out.unlabelled = show({
+      grounded = true,
+      markdown = "Bugs go in the tracker.[^kb-1]\n\n"
+        .. '[^kb-1]: [Guide › Bugs](guide.md#bugs "kb:' .. hash:sub(1, 12) .. '") L1–L3',
+      citations = {
+        { marker = 3, path = "guide.md", start_line = 1, end_line = 3, content_hash = hash,
+          heading_path = { "Guide", "Bugs" }, label = vim.NIL },
       },
     })
     out.building = show({
@@ -564,7 +587,11 @@ function S.render()
       unsupported = { "20", "Daily snapshots are kept for 20 days." },
       candidates = {
         { path = "ops/backup.md", start_line = 28, end_line = 36,
-          heading_path = { "Home server backups", "Retention policy" } },
+          heading_path = { "Home server backups", "Retention policy" }, label = vim.NIL,
+          excerpt = "Flag · Value --keep-daily · 7 one per day, 7 days; *not* emphasis, "
+            .. "[^kb-1] not a footnote, and it goes on until it has to wrap onto the next row" },
+        { path = "ops/backup.md", start_line = 12, end_line = 26, excerpt = vim.NIL,
+          heading_path = { "Home server backups", "Schedule" } },
       },
     })
     out.wrapped = show({
@@ -583,6 +610,7 @@ function S.render()
           end_line = 26,
           content_hash = hash,
           heading_path = { "Home server backups", "Schedule", "Timers" },
+          label = "kb-1",
         },
       },
     })

@@ -237,7 +237,13 @@ def test_a_refusal_says_so_and_lists_the_nearest_passages(asked: dict[str, Any])
     assert not any(refusal["reason"] in line for line in lines)  # codes are for tools, not people
     assert not any(only_punctuation(row) for row in refusal["rows"]), refusal["rows"]
     assert refusal["candidates"] > 0 and "## Nearest passages" in lines
-    assert refusal["links"] == refusal["candidates"]
+    assert refusal["links"] == refusal["candidates"]  # an excerpt opens its passage too
+    # each passage with the server's one-line excerpt under it, as the server wrote it
+    excerpts = refusal["excerpts"]
+    assert len(excerpts) == refusal["candidates"], excerpts
+    for excerpt in excerpts:
+        assert isinstance(excerpt, str) and excerpt and "\n" not in excerpt, excerpts
+        assert f"  {excerpt}" in lines, (excerpt, lines)
 
 
 def test_status_shows_the_index(asked: dict[str, Any]) -> None:
@@ -486,8 +492,15 @@ def test_links_and_footnotes_read_as_text_and_wrap_with_their_sentence(
     assert not any("[^" in line or "](http" in line or "](img" in line for line in lines)
     assert any(row.endswith("a bug report.[2]") for row in rows), rows
     assert not any(only_punctuation(row) for row in rows), rows
+    # the sources under the labels the server gave them (citations[].label)
     assert "[2] guide.md:1-3  Guide › Bugs" in lines and "[1] guide.md:5-9  Guide › Form" in lines
     assert view["highlights"] > 0  # bold and link text keep a highlight of their own
+
+
+def test_an_answer_without_labels_shows_its_markers(rendered: dict[str, Any]) -> None:
+    lines = rendered["unlabelled"]["lines"]  # stored by a server older than citations[].label
+    assert "Bugs go in the tracker.[1]" in lines
+    assert "[#3] guide.md:1-3  Guide › Bugs" in lines, lines
 
 
 def test_the_float_wraps_at_spaces_and_a_wrapped_source_opens_from_every_row(
@@ -545,6 +558,22 @@ def test_a_model_answer_the_notes_do_not_support_is_shown_under_a_warning(
     assert not any("Not answered" in line for line in lines)
     assert "Nearest passages" in "\n".join(lines)
     assert "not supported by the notes" in view["footer"][0][0]
+    # the server's excerpt under its passage, as it is (no Markdown read into it), in italics;
+    # a passage without one (an older server) is its line alone
+    first = lines.index("- ops/backup.md:28-36  Home server backups › Retention policy")
+    assert lines[first + 1] == (
+        "  Flag · Value --keep-daily · 7 one per day, 7 days; *not* emphasis, "
+        "[^kb-1] not a footnote, and it goes on until it has to wrap onto the next row"
+    )
+    assert lines[first + 2] == "- ops/backup.md:12-26  Home server backups › Schedule"
+    assert first + 3 == len(lines)
+    buffer = view["buffer"]
+    start = next(i for i, row in enumerate(buffer, 1) if row.startswith("  Flag"))
+    end = next(i for i, row in enumerate(buffer, 1) if i > start and row.startswith("- "))
+    rows = list(range(start, end))
+    assert len(rows) >= 2 and all(buffer[i - 1].startswith("  ") for i in rows)  # still indented
+    assert all(view["links"][str(i)] == 28 for i in rows)  # <CR> on it opens its passage
+    assert view["italic"] == [[i, 2] for i in rows]
 
 
 # :KebabRelated and workspace symbols ---------------------------------------------------------

@@ -331,12 +331,13 @@ local function cells(text)
 end
 
 --- How a wrapped line's later rows start: a quote stays a quote, a list item's or a source's
---- text lines up after its marker.
+--- text lines up after its marker, an indented line (a passage's excerpt) keeps its indentation.
 local function continuation(line, width)
   if line:match("^> ") then
     return "> "
   end
   local lead = line:match("^%s*[-*+] ") or line:match("^%s*%d+[.)] ") or line:match("^%[[^%]]+%] ")
+    or line:match("^ +")
   if lead and cells(lead) <= width / 3 then
     return string.rep(" ", cells(lead))
   end
@@ -473,22 +474,20 @@ function M.file_of(c, root)
   return root and (root .. "/" .. c.path) or c.path
 end
 
---- The answer's markdown split into its body and its footnote definitions' labels by the
---- content hash they record (`"kb:<hash>"`), so sources can show the same labels.
-function M.split_markdown(markdown)
-  local body, labels = {}, {}
+--- The answer's markdown without its footnote definitions: the body the float shows (the
+--- sources are listed from the citations).
+function M.markdown_body(markdown)
+  local body = {}
   for _, line in ipairs(split(markdown)) do
-    local label = line:match("^%[%^([^%]%s]+)%]:")
-    if label then
-      local hash = line:match('"kb:(%x+)"')
-      if hash then
-        labels[hash] = label
-      end
-    else
+    if not line:match("^%[%^([^%]%s]+)%]:") then
       body[#body + 1] = line
     end
   end
-  return trim_blank(body), labels
+  return trim_blank(body)
+end
+
+local function text_of(v) -- a JSON string field, nil when absent or null
+  return type(v) == "string" and v or nil
 end
 
 local function source_line(c, label)
@@ -502,24 +501,37 @@ local function source_line(c, label)
   return line
 end
 
-local function list_sources(out, links, citations, labels, root)
+--- The cited passages, each under the label Insert writes for it in the note the question was
+--- asked from (answer.v1 `citations[].label`, the server's: `[^kb-2]`, read as [2]); `#marker`
+--- for an answer from a server older than `label`.
+local function list_sources(out, links, citations, root)
   for _, c in ipairs(citations) do
-    local label
-    if labels then
-      label = labels[(c.content_hash or ""):sub(1, 12)] or ("#" .. tostring(c.marker or "?"))
-    end
+    local label = text_of(c.label) or ("#" .. tostring(c.marker or "?"))
     out[#out + 1] = source_line(c, label)
     links[#out] = { path = M.file_of(c, root), line = (M.span(c)) }
   end
 end
 
--- a refusal's or an unsupported answer's nearest passages, so the reader still sees where to look
-local function nearest_passages(out, links, r, root)
+-- a refusal's or an unsupported answer's nearest passages, so the reader still sees where to
+-- look: each with the server's one-line excerpt under it (answer.v1 `candidates[].excerpt`,
+-- shown as it is; none from an older server), which `<CR>` opens too
+local function nearest_passages(out, links, raw, marks, r, root)
   if r.candidates and #r.candidates > 0 then
     out[#out + 1] = ""
     out[#out + 1] = r.outcome == "closest" and "## Closest passages" or "## Nearest passages"
     out[#out + 1] = ""
-    list_sources(out, links, r.candidates, nil, root)
+    for _, c in ipairs(r.candidates) do
+      out[#out + 1] = source_line(c, nil)
+      local link = { path = M.file_of(c, root), line = (M.span(c)) }
+      links[#out] = link
+      local excerpt = vim.trim(text_of(c.excerpt) or ""):gsub("%s+", " ")
+      if excerpt ~= "" then
+        out[#out + 1] = "  " .. excerpt
+        links[#out] = link
+        raw[#out] = true
+        marks[#marks + 1] = { #out, HL.italic, 2 }
+      end
+    end
   end
 end
 
@@ -561,7 +573,7 @@ local NOTE_HL = "Comment"
 --- The lines, links, footer and highlights of an ask in its current state. The lines are
 --- rendered for reading (M.readable), except the question, which is shown as it was asked.
 function M.answer_view(state)
-  local out, links, raw, marks = {}, {}, {}, {}
+  local out, links, raw, marks = {}, {}, {}, {} -- marks: {line, group, first byte (0-based)}
   local function mark(group) -- the whole of the last line
     marks[#marks + 1] = { #out, group }
   end
@@ -602,12 +614,11 @@ function M.answer_view(state)
       out[#out + 1] = ""
     end
     if r.grounded then
-      local body, labels = M.split_markdown(r.markdown or r.answer or "")
-      vim.list_extend(out, body)
+      vim.list_extend(out, M.markdown_body(r.markdown or r.answer or ""))
       out[#out + 1] = ""
       out[#out + 1] = "## Sources"
       out[#out + 1] = ""
-      list_sources(out, links, r.citations or {}, labels, state.root)
+      list_sources(out, links, r.citations or {}, state.root)
       local n = #(r.citations or {})
       footer = ("%d source%s · %s · %s · <CR> open · q close"):format(
         n, n == 1 and "" or "s", elapsed(state), (r.model or {}).backend or "?")
@@ -616,7 +627,7 @@ function M.answer_view(state)
       out[#out + 1] = "⚠ " .. M.refusal_words(r)
       out[#out + 1] = ""
       append(out, r.answer or "")
-      nearest_passages(out, links, r, state.root)
+      nearest_passages(out, links, raw, marks, r, state.root)
       footer = state.inserting and "not supported by the notes · nothing inserted · q close"
         or "not supported by the notes · q close"
     else
@@ -628,7 +639,7 @@ function M.answer_view(state)
         out[#out + 1] = ""
         out[#out + 1] = "Error: " .. r.error
       end
-      nearest_passages(out, links, r, state.root)
+      nearest_passages(out, links, raw, marks, r, state.root)
       local said = closest and "closest passages" or "not answered"
       footer = state.inserting and (said .. " · nothing inserted · q close") or (said .. " · q close")
     end
@@ -655,7 +666,7 @@ function M.answer_view(state)
   end
   local highlights = M.render_lines(out, raw)
   for _, m in ipairs(marks) do
-    highlights[#highlights + 1] = { m[1], 0, #out[m[1]], m[2] }
+    highlights[#highlights + 1] = { m[1], m[3] or 0, #out[m[1]], m[2] }
   end
   return out, links, footer, highlights
 end

@@ -1,11 +1,11 @@
 /**
  * answer.v1 as Markdown for the panel: citations as links that open the cited lines, Sources,
- * refusals in words with the nearest passages as clean excerpts, and whether the index was still
- * being built. Answers go into notes through the server
+ * refusals in words with the nearest passages as the server's clean excerpts, and whether the index
+ * was still being built. Answers go into notes through the server
  * (`insertAnswer` in ./protocol), which renders their `[^kb-n]` footnotes for the note.
  */
 import * as path from "node:path";
-import { excerpt, WIKILINK, wikiText } from "./excerpt";
+import { WIKILINK, wikiText } from "./excerpt";
 import type { Answer, Citation } from "./protocol";
 
 const MARKER = /\[#(\d{1,3})\]/g;
@@ -44,37 +44,28 @@ export function streamingMarkdown(text: string): string {
 }
 
 /**
- * The number each cited passage gets: the label Insert writes for it. The server renders
- * answer.v1 `markdown` for the note the question was asked from (`footnotes.for_note`: after
- * the note's own `[^kb-n]`, and a passage the note cites already keeps its label), so the
- * numbers come from its definitions, matched by content hash. Without a note (or from an older
- * server): known markers in the order they first appear in the answer, from 1. Markers that
- * name no citation get no number.
+ * What a citation is shown as: the footnote label Insert writes for it in the note the question
+ * was asked from (answer.v1 `citations[].label`, the server's), without its `kb-` (`kb-3` → `3`).
+ * An answer from a server older than `label`: its marker's number.
  */
-export function citationNumbers(a: Pick<Answer, "answer" | "citations"> & { markdown?: string }): Map<number, number> {
-  const byMarker = new Map(a.citations.map((c) => [c.marker, c]));
-  const labels = footnoteNumbers(a.markdown ?? "");
-  const order: number[] = [];
-  for (const m of a.answer.matchAll(MARKER)) {
-    const marker = Number(m[1]);
-    if (byMarker.has(marker) && !order.includes(marker)) {
-      order.push(marker);
-    }
-  }
-  const written = order.map((m) => labels.get(byMarker.get(m)!.content_hash.slice(0, 12)));
-  if (written.every((n) => n !== undefined) && new Set(written).size === order.length) {
-    return new Map(order.map((m, i) => [m, written[i]!]));
-  }
-  return new Map(order.map((m, i) => [m, i + 1]));
+export function shownLabel(c: Citation): string {
+  return c.label ? c.label.replace(/^kb-/, "") : String(c.marker);
 }
 
-/** `[^kb-3]: [...](... "kb:1a2b3c4d5e6f") L1–L9` definitions: content hash prefix → 3. */
-function footnoteNumbers(markdown: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const m of markdown.matchAll(/^\[\^(?:kb-)?(\d+)\]:.*"kb:([0-9a-f]+)"/gm)) {
-    out.set(m[2], Number(m[1]));
+/**
+ * The cited passages, marker → shown label (`shownLabel`), in the order Sources lists them: by
+ * label. Only markers the answer text uses and that name a citation count.
+ */
+export function citationLabels(a: Pick<Answer, "answer" | "citations">): Map<number, string> {
+  const byMarker = new Map(a.citations.map((c) => [c.marker, c]));
+  const cited: [number, string][] = [];
+  for (const m of a.answer.matchAll(MARKER)) {
+    const c = byMarker.get(Number(m[1]));
+    if (c && !cited.some(([marker]) => marker === c.marker)) {
+      cited.push([c.marker, shownLabel(c)]);
+    }
   }
-  return out;
+  return new Map(cited.sort((x, y) => x[1].localeCompare(y[1], "en", { numeric: true })));
 }
 
 /** Why it was not answered, in words: the server's `refusal_text`, never the `refusal_reason` code. */
@@ -84,7 +75,7 @@ export function refusalWords(a: Answer): string {
 
 /** The finished answer for the panel: cited text, then Sources (or why it was refused and the nearest passages). */
 export function panelMarkdown(a: Answer): string {
-  const numbers = citationNumbers(a);
+  const numbers = citationLabels(a);
   const byMarker = new Map(a.citations.map((c) => [c.marker, c]));
   const parts: string[] = [];
   if (a.index_building?.message) {
@@ -101,7 +92,7 @@ export function panelMarkdown(a: Answer): string {
   const body = a.answer.replace(WIKILINK, (link) => wikiText(link)).replace(MARKER, (_, m: string) => {
     const n = numbers.get(Number(m));
     const c = byMarker.get(Number(m));
-    return n && c ? `[\\[${n}\\]](<${citationHref(c)}> "${escapeTitle(label(c))}")` : "";
+    return n && c ? `[\\[${escapeInline(n)}\\]](<${citationHref(c)}> "${escapeTitle(label(c))}")` : "";
   }).replace(/[ \t]+$/gm, "").trim();
   if (body && showsBody(a)) {
     parts.push(body);
@@ -112,14 +103,15 @@ export function panelMarkdown(a: Answer): string {
     parts.push(`> ⚠ The notes disagree (${a1} and ${b1}): ${escapeInline(conflict.detail)}`);
   }
   if (a.grounded && numbers.size) {
-    const cited = [...numbers.entries()].sort((x, y) => x[1] - y[1]);
-    // a bullet list with the numbers written out (an ordered list could renumber them)
-    parts.push("**Sources**\n\n" + cited.map(([marker, n]) => `- \\[${n}\\] ${sourceLink(byMarker.get(marker)!)}`).join("\n"));
+    // a bullet list with the labels written out (an ordered list could renumber them); a label
+    // two markers share (one passage) is listed once
+    const cited = [...numbers.entries()].filter(([, n], i, all) => all.findIndex(([, m]) => m === n) === i);
+    parts.push("**Sources**\n\n" + cited.map(([marker, n]) => `- \\[${escapeInline(n)}\\] ${sourceLink(byMarker.get(marker)!)}`).join("\n"));
   }
   const candidates = a.candidates ?? [];
   if (!a.grounded && candidates.length) {
     parts.push(`**${a.outcome === "closest" ? "Closest passages" : "Nearest passages"}**\n\n` + candidates.map((c, i) => {
-      const text = excerpt(c.text);
+      const text = c.excerpt?.trim(); // the server's clean one-line excerpt (none from an older server)
       return `${i + 1}. ${sourceLink(c)}${text ? `\n\n   *${escapeInline(text)}*` : ""}`;
     }).join("\n"));
   }
@@ -146,7 +138,7 @@ export function answerMeta(a: Answer): string {
   const model = a.model?.id && a.model.id !== a.model.backend ? `${a.model.backend} · ${a.model.id}` : a.model?.backend ?? "?";
   const parts = [model, duration(a.usage?.latency_ms ?? 0)];
   if (a.grounded) {
-    const n = citationNumbers(a).size;
+    const n = new Set(citationLabels(a).values()).size;
     parts.push(`${n} source${n === 1 ? "" : "s"}`);
   }
   return parts.join(" · ");
@@ -156,10 +148,10 @@ function duration(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-function sourceName(marker: number, source: string | undefined, numbers: Map<number, number>): string {
+function sourceName(marker: number, source: string | undefined, numbers: Map<number, string>): string {
   const n = numbers.get(marker);
   if (n) {
-    return `\\[${n}\\]`;
+    return `\\[${escapeInline(n)}\\]`;
   }
   return source ? `\`${source.replace(/`/g, "")}\`` : "a passage not cited";
 }

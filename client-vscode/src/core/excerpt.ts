@@ -1,5 +1,6 @@
 /**
- * A passage of a note as a person reads it, for the nearest passages under a refusal: the note's
+ * A passage of a note as a person reads it, for a search or related hit's detail in the picker
+ * (the nearest passages under a refusal come with the server's own `excerpt`): the note's
  * Markdown source without what only the source shows (HTML comments and tags, code fence lines,
  * table pipes and separator rows, the headings it starts with, which its link already names,
  * heading hashes, list and quote markers, link targets, wiki link brackets, code and emphasis

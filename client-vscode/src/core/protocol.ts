@@ -44,6 +44,10 @@ export interface Citation {
   start_line?: number; // 1-based, inclusive
   end_line?: number;
   by?: "model" | "kebab" | null; // who placed the marker (kebab: an unmarked sentence it attributed)
+  /** The footnote label Insert writes for it in the note asked from (`kb-3`, or `3` with numeric labels); null on a candidate or from an older server. */
+  label?: string | null;
+  /** A nearest passage (`candidates`) as a person reads it: plain text on one line, at most 240 characters; null from an older server. */
+  excerpt?: string | null;
 }
 
 export type RefusalReason = "no_chunks" | "score_gate" | "llm_self_judge" | "cancelled" | "llm_error";

@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 
-from kebab import render
+from kebab.cli import render
 from kebab.cli.shared import (
     llm_overrides,
     open_workspace,
@@ -149,18 +149,17 @@ def _print_answer(answer: Answer, stream: render.Streamed | None) -> None:
     if answer.filters:
         print(f"\nOnly notes matching: {answer.filters}")
     if answer.grounded and answer.citations:
-        numbers = render.numbers(answer.answer, (c.marker for c in answer.citations))
         print("\nSources:")
-        for c in sorted(answer.citations, key=lambda c: numbers.get(c.marker, 1 << 30)):
+        for c in sorted(answer.citations, key=lambda c: render.label_order(c.label)):
             heading = " › ".join(c.heading_path)
-            number = numbers.get(c.marker, c.marker)
+            number = render.shown(c.label) or c.marker
             placed = "  (cited by kebab)" if c.by == "kebab" else ""
             print(f"  [{number}] {c.path}:{c.start_line}-{c.end_line}  {heading}{placed}")
     elif answer.candidates:
         print("\nClosest passages:" if answer.outcome == "closest" else "\nNearest passages:")
         for c in answer.candidates:
             print(f"  {c.path}:{c.start_line}-{c.end_line}  {' › '.join(c.heading_path)}")
-            if text := render.excerpt(c.text, 160):
+            if text := c.excerpt:
                 print(f"      {text}")
 
 

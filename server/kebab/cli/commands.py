@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kebab import render
 from kebab.cli.shared import open_workspace, print_json, read_queries, refresh
 from kebab.errors import KebabError, WorkspaceError
+from kebab.excerpts import excerpt
 from kebab.model import Hit, IndexSummary, to_builtins
 
 
@@ -142,7 +142,7 @@ def _print_hits(hits: list[Hit]) -> None:
     for i, h in enumerate(hits, 1):
         heading = " › ".join(h.heading_path) or h.title
         print(f"{i:2}. {h.score:.3f}  {h.path}:{h.start_line}-{h.end_line}  {heading}")
-        snippet = render.excerpt(h.text, 160)  # words, as the editors show them
+        snippet = excerpt(h.text, 160)  # words, as the editors show them
         if snippet:
             print(f"     {snippet}")
 

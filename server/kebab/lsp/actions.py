@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from kebab.lsp import diagnostics, questions
+from kebab.lsp import diagnostics, questions, relations
 from kebab.lsp import text as textmod
 from kebab.lsp.context import note_at
 from kebab.lsp.core import KebabServer
@@ -23,6 +23,10 @@ def code_actions(ls: KebabServer, params: types.CodeActionParams) -> list[types.
         actions += diagnostics.quick_fixes(ls, params)
     if _wanted(questions.KIND, only):
         action = answer_action(ls, params)
+        if action is not None:
+            actions.append(action)
+    if _wanted(relations.KIND, only):
+        action = link_action(ls, params)
         if action is not None:
             actions.append(action)
     return actions
@@ -43,6 +47,24 @@ def answer_action(ls: KebabServer, params: types.CodeActionParams) -> types.Code
         kind=questions.KIND,
         command=types.Command(
             title=questions.TITLE, command=questions.COMMAND, arguments=arguments
+        ),
+    )
+
+
+def link_action(ls: KebabServer, params: types.CodeActionParams) -> types.CodeAction | None:
+    """ "Link related notes" on a heading or a selection."""
+    note = note_at(ls, ls.folders, params.text_document.uri)
+    if note is None:
+        return None
+    start, _ = textmod.to_server(ls, note.lines, params.range.start)
+    end, _ = textmod.to_server(ls, note.lines, params.range.end)
+    if not relations.offered(note.lines, start, end):
+        return None
+    return types.CodeAction(
+        title=relations.TITLE,
+        kind=relations.KIND,
+        command=types.Command(
+            title=relations.TITLE, command=relations.COMMAND, arguments=[note.uri, start]
         ),
     )
 

@@ -90,8 +90,8 @@ async def building(folder: Folder, ws: Workspace, question: str) -> IndexBuildin
 
 
 def for_note(ls: LanguageServer, folder: Folder, path: str, result: Answer) -> None:
-    """The answer's `markdown` as Insert would write it into the note it was asked from (the
-    editor's text of it): the numbers the panel and the float show are the labels it gets."""
+    """The answer's `markdown` and `citations[].label` as Insert would write them into the note
+    it was asked from (the editor's text of it): the labels the panel and the float show."""
     snap = textmod.read_snapshot(ls, textmod.uri_of(folder.root / path))
     if snap is not None:
         style = folder.cfg.footnote_labels if folder.cfg else "kb"
@@ -99,6 +99,9 @@ def for_note(ls: LanguageServer, folder: Folder, path: str, result: Answer) -> N
             result.answer, result.citations, snap.text, path, style, all_defs=True
         )
         result.markdown = footnotes.joined(*rendered)
+        named = footnotes.labels(result.answer, result.citations, snap.text, path, style)
+        for c in result.citations:
+            c.label = named.get(c.marker)
 
 
 def outcome(a: Answer) -> str:

@@ -1,6 +1,6 @@
 """A note's place in the link graph over LSP: `kebab/links` (its links and backlinks, as
-`kebab links` prints them) and `textDocument/references` on a heading or the note's title (the
-links elsewhere that reach it).
+`kebab links` prints them), `textDocument/references` on a heading or the note's title (the
+links elsewhere that reach it), and `kebab.linkRelated`, which adds links to related notes.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from kebab import links as links_mod
 from kebab.footnotes import slug
+from kebab.lsp import relations
 from kebab.lsp import text as textmod
 from kebab.lsp.context import note_at
-from kebab.lsp.core import KebabServer, target
+from kebab.lsp.core import KebabServer, follow_request_cancel, target
 from kebab.lsp.folders import Folder
 from kebab.markdown import clean_heading
 from kebab.model import citation_range, to_builtins
@@ -87,3 +88,45 @@ def _in_front_matter_title(lines: list[str], line: int) -> bool:
         return False
     end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
     return 0 < line < end and lines[line].startswith("title:")
+
+
+async def link_related(ls: KebabServer, *args: Any) -> Any:
+    """`kebab.linkRelated` (uri, line): a line of links to the notes most related to the
+    section at `line` (0-based), after that section's text, written as the note writes links.
+    Returns {applied, links}."""
+    follow_request_cancel(ls)
+    if len(args) < 2 or not isinstance(args[0], str) or not isinstance(args[1], int):
+        raise JsonRpcInvalidParams(f"{relations.COMMAND} takes (uri, line)")
+    uri, line = args[0], args[1]
+    folder, path = target(ls, uri, relations.COMMAND)
+    snap = await asyncio.to_thread(textmod.read_snapshot, ls, uri)
+    if path is None or snap is None or not 0 <= line < len(snap.lines):
+        raise JsonRpcInvalidParams(f"{relations.COMMAND}: line {line} is not in {uri}")
+    with folder.answering():
+        if folder.indexer is not None:
+            await folder.indexer.flush()
+        async with folder.use() as ws:
+            found = await asyncio.to_thread(ws.related_links, path, line + 1)
+    if not found:
+        ls.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Info,
+                message="kebab: no related note that this note does not link already",
+            )
+        )
+        return {"applied": False, "links": []}
+    now = await asyncio.to_thread(textmod.read_snapshot, ls, uri)
+    if now is None:
+        return {"applied": False, "links": found}
+    after = relations.placed_after(now.lines, min(line, len(now.lines) - 1))
+    text = "\n\n" + relations.LEAD + " " + ", ".join(found)
+    if after + 1 < len(now.lines) and now.lines[after + 1].strip():
+        text += "\n"
+    at = textmod.end_of_line(ls, now.lines, after)
+    edit = textmod.workspace_edit(
+        ls, now, [types.TextEdit(range=types.Range(start=at, end=at), new_text=text)]
+    )
+    result = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=edit, label=relations.TITLE)
+    )
+    return {"applied": bool(result.applied), "links": found}

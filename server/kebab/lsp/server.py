@@ -25,6 +25,7 @@ from kebab.lsp import (
     linking,
     navigation,
     questions,
+    relations,
     symbols,
 )
 from kebab.lsp.context import guarded
@@ -70,6 +71,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     ask.REINDEX_COMMAND: ask.reindex_command,
     ask.GENERATE_COMMAND: ask.generate_command,
     questions.COMMAND: insert.insert_answer,
+    relations.COMMAND: linking.link_related,
 }
 
 

@@ -24,6 +24,7 @@ import msgspec
 from kebab import filters, footnotes, tokens
 from kebab.config import Config
 from kebab.errors import Cancelled, IndexError_, LLMError
+from kebab.excerpts import excerpt
 from kebab.filters import scoped
 from kebab.footnotes import MARKER
 from kebab.index import Index, answers, versions
@@ -259,11 +260,16 @@ def finish(
         citation(index, m, by_marker[m], hit_by_marker[m], verdict.by.get(m, "model"))
         for m in valid
     ]
+    named = footnotes.labels(text, cites, style=cfg.footnote_labels)
+    for c in cites:
+        c.label = named.get(c.marker)
     candidates = (
         [citation(index, 0, None, h) for h in nearest(p, CLOSEST if decided == "closest" else 3)]
         if refusal in ("score_gate", "llm_self_judge")
         else []
     )
+    for c in candidates:
+        c.excerpt = excerpt(c.text)
     unsupported = verdict.unsupported if refusal == "llm_self_judge" else []
     why = attribution.refusal_words(req.question, verdict) if refusal == "llm_self_judge" else None
     if grounded:

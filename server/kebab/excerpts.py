@@ -1,0 +1,73 @@
+"""A passage as a person reads it: plain text on one line, without what only the Markdown source
+shows (HTML comments and tags, fences, table pipes, the headings it starts with, list and quote
+markers, link targets, wiki link brackets, code and emphasis marks). answer.v1
+`candidates[].excerpt`, and what `kebab search` prints: one cleaning, so no client repeats it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kebab.syntax import (
+    CALLOUT_TYPE_LOOSE,
+    CODE_AND_STRONG_MARKS,
+    FENCE_LINE,
+    FOOTNOTE_LABEL,
+    HEADING_MARK,
+    HTML_COMMENT_TO_END,
+    HTML_TAG,
+    LIST_LEAD,
+    MARKDOWN_LINK_SHOWN,
+    QUOTE_MARKERS,
+    SNIPPET_INCLUDE,
+    STAR_ITALIC,
+    TABLE_RULE,
+    UNDERSCORE_ITALIC,
+    WIKILINK_ALIAS,
+    WIKILINK_HEADING,
+    WIKILINK_HEADING_HERE,
+    WIKILINK_NOTE,
+)
+
+_INLINE: list[tuple[re.Pattern[str], str]] = [
+    (QUOTE_MARKERS, ""),
+    (CALLOUT_TYPE_LOOSE, ""),  # a callout's [!note]
+    (HEADING_MARK, ""),
+    (LIST_LEAD, ""),  # list markers, task boxes
+    (MARKDOWN_LINK_SHOWN, r"\1"),  # [text](target) → text
+    (WIKILINK_ALIAS, r"\1"),  # [[target|alias]] → alias
+    (WIKILINK_HEADING_HERE, r"\1"),  # [[#Heading]] → Heading
+    (WIKILINK_HEADING, r"\1 › \2"),  # [[note#Heading]]
+    (WIKILINK_NOTE, r"\1"),  # [[note]] → note
+    (FOOTNOTE_LABEL, ""),  # footnote references
+    (HTML_TAG, " "),
+    (SNIPPET_INCLUDE, " "),  # snippet includes `{* file.py *}`
+    (CODE_AND_STRONG_MARKS, ""),
+    (STAR_ITALIC, r"\1"),
+    (UNDERSCORE_ITALIC, r"\1"),
+]
+
+
+def excerpt(markdown: str, limit: int = 240) -> str:
+    """A passage as plain text on one line, at most `limit` characters (then `…`), cut at a
+    word; the headings it starts with are left out (its heading path names them)."""
+    lines = HTML_COMMENT_TO_END.sub(" ", markdown.replace("\r\n", "\n")).split("\n")
+    while lines and (not lines[0].strip() or HEADING_MARK.match(lines[0])):
+        lines.pop(0)
+    text = " ".join(filter(None, (_plain(line) for line in lines)))
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit * 0.6 else head).rstrip() + "…"
+
+
+def _plain(line: str) -> str:
+    if FENCE_LINE.match(line) or TABLE_RULE.match(line):
+        return ""
+    for pattern, repl in _INLINE:
+        line = pattern.sub(repl, line)
+    if line.count("|") >= 2:
+        line = " · ".join(c.strip() for c in line.strip().strip("|").split("|") if c.strip())
+    return line.strip()
