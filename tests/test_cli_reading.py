@@ -122,3 +122,16 @@ def test_a_follow_up_that_says_what_it_asks_is_answered_as_if_asked_alone(
     ask(where, capsys, BACKUP)
     unit = ask(where, capsys, "and which systemd unit starts it?", "--continue")
     assert "restic-backup.timer" in unit.split("\n\n")[0], unit
+
+
+def test_filters_as_flags_and_as_words_and_a_filter_no_note_passes(
+    where: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["search", "backup", "--tag", "postgres", "--json", *where]) == 0
+    out = capsys.readouterr().out
+    assert '"ops/postgres.md"' in out and '"ops/backup.md"' not in out
+    out = ask(where, capsys, "#ops path:ops/ when does the backup run?")
+    assert "Only notes matching: path:ops/ #ops" in out and "ops/backup.md" in out, out
+    assert main(["ask", "when?", "--where", "status=archived", *where]) == 1
+    err = capsys.readouterr().err
+    assert "no note matches the filter status=archived" in err, err

@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from kebab.cli import render
 from kebab.cli.shared import (
@@ -31,16 +32,7 @@ def run(args: argparse.Namespace) -> int:
             return asyncio.run(_batch(ws, args))
         # A new question starts a thread of its own (the engine names it); --continue follows up.
         conversation = ws.last_conversation() if args.cont else None
-        req = AskRequest(
-            question=args.question,
-            k=args.k,
-            mode=args.mode,
-            explain=args.explain,
-            conversation=conversation,
-            path_glob=args.path_glob,
-            tags=args.tag,
-            where=args.where,
-        )
+        req = _request(args, args.question, explain=args.explain, conversation=conversation)
         if args.dry_run:
             _dry_run(ws, req, args.json)
             return 0
@@ -89,17 +81,22 @@ async def _ask(
         await ws.release_model()
 
 
+def _request(args: argparse.Namespace, question: str, **more: Any) -> AskRequest:
+    """The question with the flags every ask takes: depth, mode and the notes' filter."""
+    return AskRequest(
+        question=question,
+        k=args.k,
+        mode=args.mode,
+        path_glob=args.path_glob,
+        tags=args.tag,
+        where=args.where,
+        **more,
+    )
+
+
 async def _batch(ws: Workspace, args: argparse.Namespace) -> int:
     for qid, question in read_queries(args.queries):
-        req = AskRequest(
-            question=question,
-            k=args.k,
-            mode=args.mode,
-            path_glob=args.path_glob,
-            tags=args.tag,
-            where=args.where,
-        )
-        answer = await ws.ask(req)
+        answer = await ws.ask(_request(args, question))
         line = to_builtins(answer)
         assert isinstance(line, dict)
         print(json.dumps({"id": qid, **line}, ensure_ascii=False), flush=True)
