@@ -113,3 +113,11 @@ async def test_an_answer_is_limited_to_the_filter_and_says_so(
     assert cited and {c.path for c in cited} == {"ops/postgres.md"}, answer.answer
     with pytest.raises(NothingMatches, match=r"no note matches the filter path:cooking/\*\* #ops"):
         await ws.ask(AskRequest(question="what port?", path_glob="cooking/**", tags=["ops"]))
+
+
+def test_a_hashtag_no_note_carries_is_the_questions_own_word() -> None:
+    """"#task 태그가 붙은 항목만…" asks about the #task tag: it filters only when notes carry it."""
+    question = "#task 태그가 붙은 체크리스트 항목만 작업으로 인식하게 하려면?"
+    assert from_question(question, {"ops", "backup"}) == (Filters(), question)
+    filters, rest = from_question("#ops tag:backup path:infra/ restore?", {"ops"})
+    assert (filters.tags, filters.path_glob, rest) == (("ops", "backup"), "infra/", "restore?")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Container
 from typing import Literal
 
 import msgspec
@@ -90,10 +91,11 @@ def joined(a: Filters, b: Filters) -> Filters:
     )
 
 
-def scoped(req: AskRequest) -> AskRequest:
+def scoped(req: AskRequest, tags: Container[str] | None = None) -> AskRequest:
     """`req` with the filter words at the start of its question taken off and joined to the
-    filter it was given: what is searched, and what the answer says it was limited to."""
-    written, question = from_question(req.question)
+    filter it was given: what is searched, and what the answer says it was limited to. `tags`:
+    as `from_question`."""
+    written, question = from_question(req.question, tags)
     if not written:
         return req
     whole = joined(of(req), written)
@@ -111,22 +113,27 @@ def of(req: AskRequest) -> Filters:
     return build(req.path_glob, req.tags, req.where)
 
 
-def from_question(question: str) -> tuple[Filters, str]:
+def from_question(question: str, tags: Container[str] | None = None) -> tuple[Filters, str]:
     """The filter words written at the start of a question, and the question without them.
-    Only a leading run counts: `#` and `=` later in a question are part of what is asked."""
+    Only a leading run counts: `#` and `=` later in a question are part of what is asked. Given
+    the notes' `tags`, a `#word` no note carries is the question's own word, not a filter
+    ("#task 태그가 붙은 항목만…" asks about the tag); `tag:`, `path:` and `key=value` always
+    filter, since nobody writes them by chance."""
     words = question.split()
     path: str | None = None
-    tags: list[str] = []
+    wanted: list[str] = []
     where: list[Condition] = []
     used = 0
     for word in words:
         if (m := _INLINE_TAG.match(word)) is not None:
-            tags.append(m["tag"].lower())
+            if tags is not None and m["tag"].lower() not in tags:
+                break
+            wanted.append(m["tag"].lower())
         elif (m := _INLINE_PART.match(word)) is not None:
             if m["kind"] == "path":
                 path = m["value"]
             else:
-                tags.append(m["value"].lstrip("#").lower())
+                wanted.append(m["value"].lstrip("#").lower())
         elif (m := _CONDITION.match(word)) is not None and not m["value"].startswith("="):
             where.append(condition(word))
         else:
@@ -135,7 +142,7 @@ def from_question(question: str) -> tuple[Filters, str]:
     if used == len(words):  # nothing but filter words: it is the question itself
         return Filters(), question
     rest = question.strip().split(None, used)[-1] if used else question
-    return Filters(path, tuple(dict.fromkeys(tags)), tuple(where)), rest
+    return Filters(path, tuple(dict.fromkeys(wanted)), tuple(where)), rest
 
 
 def field_values(value: object) -> list[str]:

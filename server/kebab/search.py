@@ -20,11 +20,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kebab.filters import Filters
+from kebab.filters import Filters, from_question
+from kebab.filters import scoped as scoped_by
 from kebab.index import Index, embedding_text
-from kebab.model import Chunk, Hit, SearchMode
+from kebab.model import AskRequest, Chunk, Hit, SearchMode
 from kebab.text import coverage, is_korean, query_words, terms_of
 from kebab.units import is_asking, is_navigation, only_kebab_answers
+
+
+def written_scope(index: Index, text: str) -> tuple[Filters, str]:
+    """The filter written at the start of a question or query, and the rest: a `#word` is a
+    tag filter only when some note carries that tag (`filters.from_question`)."""
+    return from_question(text, index.store.tags() if text.lstrip().startswith("#") else None)
+
+
+def scoped(index: Index, req: AskRequest) -> AskRequest:
+    """`filters.scoped`, reading `#word`s against the notes' tags."""
+    return scoped_by(req, index.store.tags() if req.question.lstrip().startswith("#") else None)
 
 
 def passing(index: Index, filters: Filters) -> set[str]:

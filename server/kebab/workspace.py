@@ -20,7 +20,7 @@ from kebab.config import Config
 from kebab.embed import Embedder
 from kebab.embed.choose import make_embedder
 from kebab.errors import InvalidParams, KebabError, NothingMatches, WorkspaceError
-from kebab.filters import Filters, build, from_question, joined, of, scoped
+from kebab.filters import Filters, build, joined, of
 from kebab.index import Index, Progress, answers, files
 from kebab.llm import LanguageModel
 from kebab.llm.choose import make_llm
@@ -35,7 +35,7 @@ from kebab.model import (
     checked,
 )
 from kebab.paths import resolve_inside
-from kebab.search import Fusion, passing, related, search
+from kebab.search import Fusion, passing, related, scoped, search, written_scope
 from kebab.text import is_korean
 
 if TYPE_CHECKING:  # answering is imported when first asked: `status` and `search` skip it
@@ -182,7 +182,7 @@ class Workspace:
         s = self.cfg.search
         if k is not None and not 1 <= k <= 200:
             raise InvalidParams(f"invalid search request: k must be 1..200, got {k}")
-        written, query = from_question(query)
+        written, query = written_scope(self.index, query)
         scope = joined(build(path_glob, tags, where), written)
         self.check_scope(scope)
         return search(
@@ -252,7 +252,7 @@ class Workspace:
         from kebab.rag import pipeline
 
         request = _valid(request)
-        self.check_scope(of(scoped(request)))
+        self.check_scope(of(scoped(self.index, request)))
         return await pipeline.ask(self.index, self.cfg, self.llm, request, on_text, on_conflicts)
 
     async def generate_note(

@@ -94,6 +94,12 @@ class Store:
             rows = self.db.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents").fetchall()
         return {r[0]: _document(r) for r in rows}
 
+    def tags(self) -> set[str]:
+        """Every tag some note carries (front matter and inline)."""
+        with self.lock:
+            rows = self.db.execute("SELECT DISTINCT tags FROM documents WHERE tags != '[]'")
+            return {t for (stored,) in rows.fetchall() for t in _list(stored)}
+
     def document(self, path: str) -> Document | None:
         with self.lock:
             r = self.db.execute(

@@ -25,7 +25,6 @@ from kebab import filters, footnotes, tokens
 from kebab.config import Config
 from kebab.errors import Cancelled, IndexError_, LLMError
 from kebab.excerpts import excerpt
-from kebab.filters import scoped
 from kebab.footnotes import MARKER
 from kebab.index import Index, answers, versions
 from kebab.llm import Evidence, GenerateRequest, LanguageModel, Quoter, is_generative
@@ -46,6 +45,7 @@ from kebab.model import (
 from kebab.rag import attribution, conflicts, hyde, outcome, prompt, relevance
 from kebab.rag.gate import Prepared, retrieve, search_query, thread_fill, with_history
 from kebab.rag.outcome import gate_cosines, refusal_words
+from kebab.search import scoped
 
 log = logging.getLogger(__name__)
 OnText = Callable[[str], None]
@@ -54,7 +54,7 @@ OnConflicts = Callable[[list[Conflict]], None]
 
 def prepare(index: Index, cfg: Config, llm: LanguageModel, req: AskRequest) -> Prepared:
     """Retrieve, gate, pack and build the prompt for `req`; no model is called."""
-    return assemble(cfg, llm, retrieve(index, cfg, scoped(req)))
+    return assemble(cfg, llm, retrieve(index, cfg, scoped(index, req)))
 
 
 def assemble(cfg: Config, llm: LanguageModel, p: Prepared) -> Prepared:
@@ -92,7 +92,7 @@ async def ask(
     the first piece of the answer.
     """
     started = time.perf_counter()
-    req = scoped(req)
+    req = await asyncio.to_thread(scoped, index, req)
     vector_query, hyde_ms = None, None
     if hyde.enabled(cfg, llm):  # extra: HyDE, before retrieval
         req = await asyncio.to_thread(with_history, index, req)
