@@ -8,10 +8,12 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kebab.links import links_in, resolver
+from kebab.model import AskRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT.parent / "shared" / "corpora"
@@ -95,3 +97,25 @@ def test_a_note_that_is_not_there_is_a_clear_error(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert run.returncode != 0 and "no note 'nope.md'" in run.stderr, run.stderr
+
+
+async def test_an_embed_is_answered_and_cited_at_its_source(
+    fixture_workspace: Path, open_workspace: Any
+) -> None:
+    """A page that embeds a section (`![[backup#Schedule]]`) holds a link, not a copy: the
+    answer quotes the section where it is written and cites that note, never the page."""
+    (fixture_workspace / "home" / "dashboard.md").parent.mkdir(exist_ok=True)
+    (fixture_workspace / "home" / "dashboard.md").write_text(
+        "# Dashboard\n\nThe nightly job:\n\n![[backup#Schedule]]\n\nAnd the proxy: ![[nginx]]\n",
+        encoding="utf-8",
+    )
+    ws = open_workspace(fixture_workspace)
+    ws.refresh()
+    answer = await ws.ask(AskRequest(question="What time does the nightly backup job run?"))
+    assert answer.outcome == "answered" and "02:30" in answer.answer, answer.answer
+    assert {c.path for c in answer.citations} == {"ops/backup.md"}
+    embeds = [link for link in ws.links("home/dashboard.md")["links"] if link.embed]
+    assert [(e.path, e.heading) for e in embeds] == [
+        ("ops/backup.md", "Schedule"),
+        ("ops/nginx.md", None),
+    ]
