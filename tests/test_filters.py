@@ -116,8 +116,37 @@ async def test_an_answer_is_limited_to_the_filter_and_says_so(
 
 
 def test_a_hashtag_no_note_carries_is_the_questions_own_word() -> None:
-    """"#task 태그가 붙은 항목만…" asks about the #task tag: it filters only when notes carry it."""
+    """ "#task 태그가 붙은 항목만…" asks about the #task tag: it filters only when notes carry it."""
     question = "#task 태그가 붙은 체크리스트 항목만 작업으로 인식하게 하려면?"
     assert from_question(question, {"ops", "backup"}) == (Filters(), question)
     filters, rest = from_question("#ops tag:backup path:infra/ restore?", {"ops"})
     assert (filters.tags, filters.path_glob, rest) == (("ops", "backup"), "infra/", "restore?")
+
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora" / "obsidian-tasks"
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpora/obsidian-tasks is not here")
+def test_obsidian_tasks_front_matter_filters_as_a_grep_finds_it() -> None:
+    """Over a real vault: `publish=true` passes exactly the notes whose front matter says
+    `publish: true` (a grep of the front matter), and an alias filters by any item of a list."""
+    from kebab.markdown import parse
+
+    grep, passed, aliased = set(), set(), set()
+    alias_ok = 0
+    for path in CORPUS.rglob("*.md"):
+        text = path.read_text(encoding="utf-8")
+        rel = path.relative_to(CORPUS).as_posix()
+        head = text.split("\n---", 1)[0] if text.startswith("---\n") else ""
+        if any(line.strip() == "publish: true" for line in head.split("\n")):
+            grep.add(rel)
+        note = parse(rel, text)
+        if build(where=["publish=true"]).allows(rel, note.tags, note.fields):
+            passed.add(rel)
+        aliases = note.fields.get("aliases")
+        if isinstance(aliases, list) and aliases:
+            aliased.add(rel)
+            last = f"aliases={aliases[-1]}"
+            alias_ok += build(where=[last]).allows(rel, note.tags, note.fields)
+    assert len(grep) > 50 and passed == grep
+    assert aliased and alias_ok == len(aliased)
