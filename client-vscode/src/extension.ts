@@ -14,7 +14,7 @@ import {
 } from "vscode-languageclient/node";
 import { AnswerPanel } from "./panel";
 import { relatedPassages, searchNotes } from "./passages";
-import { Answer, INSERT_ANSWER, Rpc, Status, StatusRequest } from "./core/protocol";
+import { Answer, INSERT_ANSWER, LINK_RELATED, Rpc, Status, StatusRequest } from "./core/protocol";
 import { expandPath, findServer } from "./core/serverCommand";
 import { serverOptions, ServerOptions } from "./core/settings";
 import { statusBar, statusText } from "./core/statusView";
@@ -152,10 +152,17 @@ async function start(log: vscode.LogOutputChannel): Promise<LanguageClient> {
     outputChannel: log,
     markdown: { isTrusted: false, supportHtml: false },
     middleware: {
-      // the code action "Answer with kebab" runs kebab.insertAnswer through here
-      executeCommand: (command, args, next) => command === INSERT_ANSWER
-        ? answerInNote(() => Promise.resolve(next(command, args)))
-        : next(command, args),
+      // the code actions run their commands through here: "Answer with kebab" kebab.insertAnswer,
+      // "Link related notes" kebab.linkRelated (the status bar item says so while the server looks)
+      executeCommand: (command, args, next) => {
+        if (command === INSERT_ANSWER) {
+          return answerInNote(() => Promise.resolve(next(command, args)));
+        }
+        if (command === LINK_RELATED && poller) {
+          return poller.working("linking", () => Promise.resolve(next(command, args)));
+        }
+        return next(command, args);
+      },
       workspace: {
         // the server asks for section `kebab` per folder: answer with its own config keys
         configuration: (params, token, next) => {

@@ -83,6 +83,12 @@ describe("the panel", () => {
     assert.equal(parseCitationHref("https://example.com"), undefined);
   });
 
+  it("says which notes an answer was limited to", () => {
+    assert.ok(!panelMarkdown(answer()).includes("Only notes matching"));
+    const md = panelMarkdown(answer({ filters: "#ops path:infra/ status=draft" }));
+    assert.ok(md.startsWith("> Only notes matching: `#ops path:infra/ status=draft`\n\nAt 02:30"), md);
+  });
+
   it("shows a refusal as such, with the nearest passages", () => {
     const refused = answer({
       grounded: false, refusal_reason: "score_gate", citations: [],

@@ -11,13 +11,18 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   ApplyWorkspaceEditRequest,
+  CodeAction,
+  CodeActionRequest,
   ConfigurationRequest,
   createMessageConnection,
   DidChangeConfigurationNotification,
   DidChangeTextDocumentNotification,
   DidCloseTextDocumentNotification,
+  DidChangeWatchedFilesNotification,
   DidOpenTextDocumentNotification,
   ErrorCodes,
+  ExecuteCommandRequest,
+  FileChangeType,
   HoverRequest,
   InitializeRequest,
   InitializedNotification,
@@ -33,7 +38,7 @@ import {
 } from "vscode-languageserver-protocol/node";
 import { citationLabels, panelMarkdown } from "../src/core/answer";
 import { followUpConversation } from "../src/core/panelView";
-import { ask, AskRequest, insertAnswer, RelatedRequest, SearchRequest, Status, StatusRequest, StreamEvent } from "../src/core/protocol";
+import { ask, AskRequest, insertAnswer, Linked, LINK_RELATED, RelatedRequest, SearchRequest, Status, StatusRequest, StreamEvent } from "../src/core/protocol";
 import { noRelated, passageItem, related, sectionAt } from "../src/core/related";
 import { findServer } from "../src/core/serverCommand";
 import { serverOptions } from "../src/core/settings";
@@ -95,7 +100,10 @@ describe("kebab serve", () => {
         window: { workDoneProgress: true },
         workspace: { configuration: true, workspaceFolders: true, applyEdit: true, workspaceEdit: { documentChanges: true } },
         general: { positionEncodings: ["utf-16"] },
-        textDocument: { hover: { contentFormat: ["markdown", "plaintext"] } },
+        textDocument: {
+          hover: { contentFormat: ["markdown", "plaintext"] },
+          codeAction: { codeActionLiteralSupport: { codeActionKind: { valueSet: ["quickfix", "refactor", "refactor.rewrite"] } } },
+        },
       },
       initializationOptions: options,
     });
@@ -275,6 +283,71 @@ describe("kebab serve", () => {
       e instanceof ResponseError && e.code === ErrorCodes.InvalidParams && /no grounded answer/.test(e.message));
     await rpc.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } });
     open.delete(uri);
+  });
+
+  it("offers Link related notes on a heading; run as the light bulb runs it, it writes a Related line under the section", async () => {
+    const file = path.join(root, "inbox", "restores.md");
+    const uri = pathToFileURL(file).href;
+    const files = (await rpc.sendRequest(StatusRequest, {})).files;
+    const buffer = "# Restores\n\n## One file\n\nRestoring one file from the nightly restic snapshots on the NAS.\n\n## Later\n\nNothing yet.\n";
+    fs.writeFileSync(file, buffer);
+    open.set(uri, { version: 1, text: buffer });
+    await rpc.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "markdown", version: 1, text: buffer } });
+    // what VS Code asks for the light bulb (the cursor: an empty range) or a selection, and the Refactor menu (only)
+    const linkAction = async (start: number, end = start, only?: string[]): Promise<CodeAction | undefined> => {
+      const found = await rpc.sendRequest(CodeActionRequest.type, {
+        textDocument: { uri },
+        range: { start: { line: start, character: 0 }, end: { line: end, character: 0 } },
+        context: { diagnostics: [], ...(only ? { only } : {}) },
+      });
+      return (found ?? []).filter((a): a is CodeAction => CodeAction.is(a)).find((a) => a.title === "Link related notes");
+    };
+    try {
+      assert.equal(await linkAction(4), undefined); // not on every line of text: a heading or a selection
+      assert.ok(await linkAction(4, 5)); // the paragraph, selected
+      assert.ok(await linkAction(2, 2, ["refactor"]));
+      const action = await linkAction(2); // on "## One file"
+      assert.ok(action?.command, JSON.stringify(action));
+      assert.equal(action.kind, "refactor.rewrite");
+      assert.equal(action.command.command, LINK_RELATED);
+      assert.deepEqual(action.command.arguments, [uri, 2]);
+
+      // vscode-languageclient runs the action's command as workspace/executeCommand with its arguments
+      const linked: Linked = await rpc.sendRequest(ExecuteCommandRequest.type, {
+        command: action.command.command, arguments: action.command.arguments,
+      });
+      assert.equal(linked.applied, true, messages.join("\n"));
+      assert.ok(linked.links.length > 0);
+      const lines = open.get(uri)!.text.split("\n");
+      const at = lines.findIndex((l) => l.startsWith("Related: "));
+      // after the heading's own text, before the next heading, set apart by blank lines
+      assert.deepEqual([lines[4], lines[5], lines[7], lines[8]], [buffer.split("\n")[4], "", "", "## Later"], lines.join("\n"));
+      assert.equal(at, 6, lines.join("\n"));
+      assert.equal(lines.filter((l) => l.startsWith("Related: ")).length, 1);
+      assert.equal(lines[at], `Related: ${linked.links.join(", ")}`);
+      // Markdown links (the note has no wikilinks), relative to the note, to notes that exist; never to itself
+      const targets = [...lines[at].matchAll(/\[[^\]]+\]\(([^)#\s]+)(#[^)\s]*)?\)/g)].map((m) => decodeURIComponent(m[1]));
+      assert.equal(targets.length, linked.links.length, lines[at]);
+      assert.doesNotMatch(lines[at], /\[\[/);
+      for (const target of targets) {
+        const linkedNote = path.posix.join("inbox", target);
+        assert.notEqual(linkedNote, "inbox/restores.md", lines[at]);
+        assert.ok(fs.existsSync(path.join(root, linkedNote)), `${lines[at]}: ${linkedNote} does not exist`);
+      }
+      assert.doesNotMatch(lines[at], /restores/i);
+      assert.ok(targets.includes("../ops/backup.md"), lines[at]);
+    } finally {
+      await rpc.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } });
+      open.delete(uri);
+      fs.rmSync(file);
+      // as VS Code's file watcher would: the note is gone, so later answers cannot cite it
+      await rpc.sendNotification(DidChangeWatchedFilesNotification.type, { changes: [{ uri, type: FileChangeType.Deleted }] });
+      const deadline = Date.now() + 30_000;
+      while ((await ready(rpc)).files !== files) {
+        assert.ok(Date.now() < deadline, "the server still counts the deleted note");
+        await sleep(100);
+      }
+    }
   });
 
   it("numbers an answer asked from a note as Insert writes it there: after the note's own, a passage cited before keeps its label", async () => {

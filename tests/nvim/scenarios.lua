@@ -78,6 +78,8 @@ setup.on_event = function(event, data)
     e.message, e.type, e.shown = data.message, data.type, data.shown
   elseif event == "related" then
     e.title, e.hits = data.title, data.hits
+  elseif event == "linked" then
+    e.applied, e.links = data.applied, data.links
   end
   events[#events + 1] = e
 end
@@ -578,6 +580,14 @@ function S.render()
         message = "The index is still being built (3 of 16 files): ask again when it is done.",
       },
     })
+    out.filtered = show({
+      grounded = false,
+      outcome = "not_answered",
+      refusal_reason = "score_gate",
+      answer = "",
+      refusal_text = "The closest passages do not answer this.",
+      filters = "#ops path:infra/",
+    })
     out.fallback = show({ grounded = false, refusal_reason = "score_gate", answer = "" })
     out.unsupported = show({
       grounded = false,
@@ -767,6 +777,88 @@ function S.related()
       return #notes > said
     end, "the empty query's answer")
     out.symbols_empty = { said = said_since(said), title = vim.fn.getqflist({ title = 1 }).title }
+  end)
+end
+
+--- :KebabLink in inbox/restores.md (the test writes it): on a line of text (no action), on the
+--- heading "## One file", then on a line range in "## Later".
+function S.link()
+  local note, note_win
+  local notes = {} -- what was said with vim.notify
+  local notify = vim.notify
+  vim.notify = function(msg, level, o)
+    notes[#notes + 1] = msg
+    return notify(msg, level, o)
+  end
+  local function said_since(n)
+    return vim.list_slice(notes, n + 1)
+  end
+  local function said(pattern, since)
+    for _, m in ipairs(said_since(since or 0)) do
+      if m:find(pattern, 1, true) then
+        return true
+      end
+    end
+    return false
+  end
+  local function lines()
+    return vim.api.nvim_buf_get_lines(note, 0, -1, false)
+  end
+  step("open", function()
+    open_ready("inbox/restores.md")
+    note, note_win = vim.api.nvim_get_current_buf(), vim.api.nvim_get_current_win()
+  end)
+  step("link_none", function()
+    local before, n = lines(), #notes
+    vim.api.nvim_win_set_cursor(note_win, { 5, 0 }) -- the paragraph, no selection
+    vim.cmd("KebabLink")
+    wait(10000, function()
+      return said("no related-notes action here", n)
+    end, "the word that there is no action on a line of text")
+    flush_scheduled()
+    out.link_none = {
+      said = said_since(n),
+      unchanged = vim.deep_equal(before, lines()),
+      linked = #of("linked"),
+    }
+  end)
+  step("link", function()
+    local n = #notes
+    vim.api.nvim_win_set_cursor(note_win, { 3, 0 }) -- "## One file"
+    vim.cmd("KebabLink")
+    wait(30000, function()
+      return #of("linked") > 0 and line_of(note, "Related: ") ~= nil
+    end, "the Related line in the note")
+    wait(5000, function()
+      return said("kebab: linked ", n)
+    end, "the word that the links were written")
+    local e = of("linked")[1]
+    vim.api.nvim_win_set_cursor(note_win, { 1, 0 })
+    out.link = {
+      applied = e.applied,
+      links = e.links,
+      lines = lines(),
+      modified = vim.bo[note].modified,
+      said = said_since(n),
+      rows = screen_rows(note_win), -- the note as it is on screen now
+    }
+  end)
+  step("link_range", function()
+    -- saved: the server reads which notes the note links already from the file
+    vim.api.nvim_buf_call(note, function()
+      vim.cmd("silent write")
+    end)
+    local n, count = #notes, #of("linked")
+    local last = vim.api.nvim_buf_line_count(note) -- "Nothing yet." under "## Later"
+    vim.cmd(("%d,%dKebabLink"):format(last, last)) -- a line range: on any line of text
+    wait(30000, function()
+      return #of("linked") > count
+    end, "kebab.linkRelated on the range")
+    wait(5000, function()
+      return said("kebab: linked ", n) or said("no related note that", n)
+    end, "what came of it")
+    local e = of("linked")[count + 1]
+    out.link_range = { applied = e.applied, links = e.links, lines = lines(), said = said_since(n) }
   end)
 end
 

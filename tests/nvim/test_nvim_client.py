@@ -327,6 +327,81 @@ def test_definition_on_a_footnote_opens_the_cited_lines(inserted: dict[str, Any]
     assert location["range"]["start"]["line"] == 11
 
 
+# :KebabLink ----------------------------------------------------------------------------------
+
+RESTORES = (
+    "# Restores\n\n## One file\n\n"
+    "Restoring one file from the nightly restic snapshots on the NAS.\n\n"
+    "## Later\n\nNothing yet.\n"
+)
+
+
+@pytest.fixture(scope="module")
+def linked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """:KebabLink in a note of Markdown links: on a line of text, on a heading, on a range."""
+
+    def prepare(root: Path) -> None:
+        (root / "inbox" / "restores.md").write_text(RESTORES, encoding="utf-8")
+
+    return run_scenario(tmp_path_factory.mktemp("nvim-link"), "link", {"cmd": SERVER}, prepare)
+
+
+def test_link_on_a_heading_adds_related_notes_under_its_text(linked: dict[str, Any]) -> None:
+    result = passed(linked, "link")
+    link = result["link"]
+    assert link["applied"] is True and link["links"], link
+    lines, original = link["lines"], RESTORES.split("\n")
+    assert lines[:6] == original[:6]  # the heading and its text, as they were
+    related = lines[6]
+    assert related == "Related: " + ", ".join(link["links"]), lines
+    assert lines[7] == "" and lines[8] == "## Later"  # before the next heading, set apart
+    assert lines[9:] == original[7:-1]
+    assert sum(line.startswith("Related: ") for line in lines) == 1
+    # Markdown links (the note has none of [[this]]), relative to the note, never to itself
+    targets = re.findall(r"\[[^\]]+\]\(([^)#\s]+)(?:#[^)\s]*)?\)", related)
+    assert len(targets) == len(link["links"]), related
+    assert "[[" not in related and "restores" not in related.lower()
+    inbox = Path(result["root"]) / "inbox"
+    for target in targets:
+        assert (inbox / target).resolve().is_file(), (target, related)
+    assert "../ops/backup.md" in targets, related
+    assert link["modified"] is True  # written into the buffer, not behind its back
+    n = len(link["links"])
+    assert link["said"] == [
+        "kebab: linking related notes…",
+        f"kebab: linked {n} related note{'s' if n != 1 else ''}",
+    ]
+    # on screen: the note with its new line under the section's text
+    rows = link["rows"]
+    assert rows[:5] == original[:5] and rows[6].startswith("Related: ["), rows
+    assert "## Later" in rows[7:], rows
+
+
+def test_link_says_when_there_is_no_action_and_takes_a_line_range(
+    linked: dict[str, Any],
+) -> None:
+    result = passed(linked, "link_none", "link_range")
+    none = result["link_none"]
+    assert none["said"] == [
+        "kebab: no related-notes action here: put the cursor on a heading or select lines"
+    ]
+    assert none["unchanged"] is True and none["linked"] == 0
+    ranged = result["link_range"]  # on "Nothing yet.": the action ran, for "## Later"
+    if ranged["applied"]:
+        lines = ranged["lines"]
+        assert lines[-3:-1] == ["Nothing yet.", ""] and lines[-1].startswith("Related: "), lines
+        # never a note it links already (the note was saved: the server reads its links there)
+        linked_before = {re.sub(r"#.*", "", t) for t in re.findall(r"\]\(([^)]+)\)", lines[6])}
+        linked_now = {re.sub(r"#.*", "", t) for t in re.findall(r"\]\(([^)]+)\)", lines[-1])}
+        assert linked_now and not linked_before & linked_now, (lines[6], lines[-1])
+    else:
+        assert ranged["links"] == [] and ranged["lines"] == result["link"]["lines"]
+        assert (
+            "kebab: no note close enough in meaning that this note does not link already"
+            in ranged["said"]
+        )
+
+
 # the Neovim 0.10 path ------------------------------------------------------------------------
 
 
@@ -501,6 +576,11 @@ def test_an_answer_without_labels_shows_its_markers(rendered: dict[str, Any]) ->
     lines = rendered["unlabelled"]["lines"]  # stored by a server older than citations[].label
     assert "Bugs go in the tracker.[1]" in lines
     assert "[#3] guide.md:1-3  Guide › Bugs" in lines, lines
+
+
+def test_the_float_says_which_notes_an_answer_was_limited_to(rendered: dict[str, Any]) -> None:
+    assert "Only notes matching: #ops path:infra/" in rendered["filtered"]["lines"]
+    assert not any("Only notes matching" in line for line in rendered["unlabelled"]["lines"])
 
 
 def test_the_float_wraps_at_spaces_and_a_wrapped_source_opens_from_every_row(

@@ -25,7 +25,7 @@ def _nvim(cwd: Path, *commands: str) -> str:
     return run_editor([*argv, "-c", "qa!"], cwd, {"PATH": "/usr/bin:/bin", "HOME": str(cwd)}, 30)
 
 
-@pytest.mark.parametrize("tag", ["kebab-events", ":KebabAsk", "kebab.related()"])
+@pytest.mark.parametrize("tag", ["kebab-events", ":KebabAsk", "kebab.related()", ":KebabLink"])
 def test_help_opens_on_a_plain_runtimepath_install(tmp_path: Path, tag: str) -> None:
     seen = tmp_path / "seen.txt"
     output = _nvim(

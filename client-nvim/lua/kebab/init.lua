@@ -8,7 +8,9 @@
 -- workspace; `:KebabInsert` answers the question under the cursor in the note (the server's
 -- "Answer with kebab" code action), `:KebabStatus` shows the index, `:KebabCancel` stops a
 -- running answer, `:KebabReindex` rebuilds the index. `:KebabRelated [k]` lists the passages in
--- other notes closest in meaning to the section under the cursor in the quickfix list.
+-- other notes closest in meaning to the section under the cursor in the quickfix list;
+-- `:KebabLink` on a heading (or selected lines) adds a `Related: ` line of links to the notes
+-- most related to that section (the server's "Link related notes" code action).
 -- Hover and go to definition on a `[^kb-n]` footnote are plain LSP (`K`, `gd` / `<C-]>`).
 
 local compat = require("kebab.compat")
@@ -46,7 +48,7 @@ local defaults = {
   -- Extra `kebab/related` params for :KebabRelated: { k = 10 }.
   related = {},
   -- fun(event, data): "ask", "begin", "chunk", "result", "error", "cancelled", "inserted",
-  -- "status", "message", "related" (see :h kebab-events).
+  -- "linked", "status", "message", "related" (see :h kebab-events).
   on_event = nil,
   -- Define the :Kebab* commands.
   commands = true,
@@ -443,6 +445,89 @@ function M.insert(range)
   end, bufnr)
 end
 
+-- linking related notes -------------------------------------------------------------------
+
+local LINK_RELATED = "kebab.linkRelated"
+
+--- Run the action's `kebab.linkRelated`: the server finds the notes and applies the edit
+--- itself (workspace/applyEdit, which Neovim's own handler applies to the buffer).
+local function run_link(client, bufnr, command)
+  local ok = compat.request(client, "workspace/executeCommand", {
+    command = command.command,
+    arguments = command.arguments,
+  }, function(err, result)
+    if err then
+      notify("linking failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      emit("error", { error = err.message })
+      return
+    end
+    emit("linked", result)
+    if type(result) ~= "table" then
+      return
+    end
+    local links = type(result.links) == "table" and result.links or {}
+    if result.applied then
+      notify(("linked %d related note%s"):format(#links, #links == 1 and "" or "s"))
+    elseif #links > 0 then
+      notify("Neovim did not take the links; nothing was written: run :KebabLink again",
+        vim.log.levels.WARN)
+    end -- no links: the server said so (window/showMessage)
+  end, bufnr)
+  if ok then
+    notify("linking related notes…", nil, { fit = true }) -- a progress note: one line
+  else
+    notify("the kebab server has stopped", vim.log.levels.ERROR)
+  end
+end
+
+--- Link the notes most related in meaning to the section under the cursor: the server's
+--- "Link related notes" code action (`kebab.linkRelated`), offered on a heading or on selected
+--- lines. It adds a `Related: ` line of links after the section's text.
+--- @param range {start: integer[], ["end"]: integer[]}? (1,0)-indexed positions, as marks are:
+---   the lines from the first to the last are the selection
+function M.link(range)
+  local bufnr = api.nvim_get_current_buf()
+  local client, attached = need_client(bufnr)
+  if not client then
+    return
+  end
+  if not attached then
+    notify("this buffer is not a note of a kebab workspace", vim.log.levels.WARN)
+    return
+  end
+  local params
+  if range then
+    -- whole lines: from the first line's start to the start of the line after the last
+    local first = math.min(range.start[1], range["end"][1])
+    local last = math.max(range.start[1], range["end"][1])
+    params = {
+      textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+      range = {
+        start = { line = first - 1, character = 0 },
+        ["end"] = { line = last, character = 0 },
+      },
+    }
+  else
+    params = vim.lsp.util.make_range_params(0, compat.encoding(client))
+  end
+  params.context = { only = { "refactor.rewrite" }, diagnostics = {} }
+  compat.request(client, "textDocument/codeAction", params, function(err, actions)
+    if err then
+      notify("code action failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    for _, action in ipairs(actions or {}) do
+      local command = type(action.command) == "table" and action.command or action
+      if command.command == LINK_RELATED then
+        run_link(client, bufnr, command)
+        return
+      end
+    end
+    notify("no related-notes action here: put the cursor on a heading or select lines",
+      vim.log.levels.WARN)
+  end, bufnr)
+end
+
 -- related passages -----------------------------------------------------------------------
 
 --- The passages in other notes closest in meaning to the section under the cursor
@@ -582,6 +667,14 @@ local function commands()
     end
     M.insert(range)
   end, { range = true, desc = "kebab: answer the question under the cursor into the note" })
+  api.nvim_create_user_command("KebabLink", function(o)
+    local range
+    if o.range > 0 then
+      range = { start = { o.line1, 0 }, ["end"] = { o.line2, 0 } }
+    end
+    M.link(range)
+  end, { range = true,
+    desc = "kebab: link the notes related to this section (on a heading, or selected lines)" })
   api.nvim_create_user_command("KebabRelated", function(o)
     local k
     if o.args ~= "" then

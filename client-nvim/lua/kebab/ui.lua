@@ -608,6 +608,12 @@ function M.answer_view(state)
       mark(BUILDING_HL)
       out[#out + 1] = ""
     end
+    if type(r.filters) == "string" and r.filters ~= "" then -- the notes it was limited to
+      out[#out + 1] = "Only notes matching: " .. r.filters
+      raw[#out] = true
+      mark(NOTE_HL)
+      out[#out + 1] = ""
+    end
     for _, c in ipairs(r.conflicts or {}) do -- shown before the answer, as in every client
       out[#out + 1] = ("**⚠ Notes disagree:** [#%d] %s vs [#%d] %s — %s"):format(
         c.a, c.a_source or "", c.b, c.b_source or "", c.detail or "")

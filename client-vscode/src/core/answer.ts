@@ -81,6 +81,9 @@ export function panelMarkdown(a: Answer): string {
   if (a.index_building?.message) {
     parts.push(`> ⏳ ${escapeInline(a.index_building.message)}`);
   }
+  if (a.filters) {
+    parts.push(`> Only notes matching: \`${a.filters.replace(/`/g, "'")}\``);
+  }
   if (!a.grounded && a.unsupported?.length) {
     // the model answered, but the notes do not hold it: its words under a plain warning
     parts.push(`> ⚠ ${escapeInline(refusalWords(a))}`);

@@ -91,6 +91,7 @@ export interface Answer {
   conversation?: string | null; // the thread, always set by the server: send it back to follow up
   refusal_text?: string | null; // on a refusal: why, in words for people (refusal_reason is for tools)
   index_building?: IndexBuilding | null; // set when the answer was made while the index was building
+  filters?: string | null; // the notes it was limited to, as written: `#ops path:infra/ status=draft`
 }
 
 /** answer.v1 `index_building`: the index was still being built when the answer was made. */
@@ -187,6 +188,19 @@ export const StatusRequest = new RequestType<Record<string, never>, Status, void
 
 /** The server command that writes an answer into a note, footnotes and all (workspace/executeCommand). */
 export const INSERT_ANSWER = "kebab.insertAnswer";
+
+/**
+ * The server command behind the code action "Link related notes" (kind `refactor.rewrite`, on a
+ * heading or a selection): (uri, line) — a `Related: ` line of links to the notes most related to
+ * that section, written after its text with workspace/applyEdit. vscode-languageclient registers
+ * it from the server's executeCommandProvider; the light bulb runs it with the action's arguments.
+ */
+export const LINK_RELATED = "kebab.linkRelated";
+
+export interface Linked {
+  applied: boolean; // false, with an Info message, when no related note is left to link
+  links: string[]; // as written: `[[name#Heading]]` or `[Title › Heading](rel/path.md#slug)`
+}
 
 export interface Inserted {
   applied: boolean; // the editor took the server's workspace/applyEdit

@@ -106,12 +106,12 @@ async def link_related(ls: KebabServer, *args: Any) -> Any:
         if folder.indexer is not None:
             await folder.indexer.flush()
         async with folder.use() as ws:
-            found = await asyncio.to_thread(ws.related_links, path, line + 1)
+            found = await asyncio.to_thread(ws.related_links, path, line + 1, 3, snap.text)
     if not found:
         ls.window_show_message(
             types.ShowMessageParams(
                 type=types.MessageType.Info,
-                message="kebab: no related note that this note does not link already",
+                message="kebab: no note close enough in meaning that this note does not link already",
             )
         )
         return {"applied": False, "links": []}
