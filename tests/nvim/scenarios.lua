@@ -855,7 +855,7 @@ function S.link()
       return #of("linked") > count
     end, "kebab.linkRelated on the range")
     wait(5000, function()
-      return said("kebab: linked ", n) or said("no related note that", n)
+      return said("kebab: linked ", n) or said("that this note does not link already", n)
     end, "what came of it")
     local e = of("linked")[count + 1]
     out.link_range = { applied = e.applied, links = e.links, lines = lines(), said = said_since(n) }
