@@ -91,6 +91,19 @@ async def test_a_name_no_note_holds_is_not_answered(notes_ws: Workspace) -> None
     assert answer.refusal_text == "The notes never mention: Redis."
 
 
+async def test_a_name_no_note_holds_in_a_question_the_notes_match_gets_the_closest(
+    notes_ws: Workspace,
+) -> None:
+    """The notes cover the nightly backup, not Kopia: the backup note is near in meaning, so it
+    is shown as the closest passage (not "nothing in the notes"), and nothing is quoted as the
+    answer, since no passage can hold the thing named."""
+    answer = await ask(notes_ws, "When does the nightly Kopia backup job run?")
+    assert answer.outcome == "closest" and not answer.grounded and answer.citations == []
+    assert "Kopia" in (answer.refusal_text or "")
+    assert answer.candidates[0].path == "ops/backup.md"
+    assert "02:30" not in answer.answer  # listed, never claimed
+
+
 def test_confidence_grows_with_what_the_quoted_unit_holds() -> None:
     """The fitted weights read the figures the right way round: a unit close in meaning that
     holds the question's words and the asked-for shape is surer than one that shares only the

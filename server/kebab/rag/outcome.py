@@ -1,9 +1,12 @@
 """What an answer is, decided in one place: `answered`, `closest` or `not_answered`.
 
-- `not_answered`: the notes have nothing: no passage at all, a name no note holds (`Kafka`),
-  or evidence empty in meaning and in wording at once (`before_answering`).
+- `not_answered`: the notes have nothing: no passage at all, a name no note holds (`Kafka`) in
+  a question the notes do not match in meaning either, or evidence empty in meaning and in
+  wording at once (`before_answering`).
 - `closest`: search found passages, but nothing shows that they hold what was asked: the best
-  passages are listed under a plain sentence, and no claim is quoted as the answer.
+  passages are listed under a plain sentence, and no claim is quoted as the answer. A name no
+  note holds (`HEALTHCHECK`) in a question the notes match in meaning is always this: the
+  passages are near, and none can hold the thing named.
 - `answered`: a quoted unit holds what was asked. For the extractive answerer, `confidence`
   weighs figures about the units it quoted (`Selection.features`: their cosine to the question,
   the question's words they hold, the share of its subject their note holds, the asked-for
@@ -61,15 +64,24 @@ def before_answering(
     min_cos, unknown_cos = gate_cosines(cfg, embedder_id)
     has_vectors = any(h.vector_score is not None for h in hits)
     weak_meaning = (not has_vectors) or min_cos is None or top_cosine < min_cos
-    if (weak_meaning and coverage < cfg.rag.min_lexical_coverage) or any(
-        is_name(w, question) for w in unknown
+    named = any(is_name(w, question) for w in unknown)
+    if (weak_meaning and coverage < cfg.rag.min_lexical_coverage) or (
+        named and (unknown_cos is None or top_cosine < unknown_cos)
     ):
         return "not_answered", "score_gate"
+    if named:  # a name no note holds, in a question the notes match in meaning
+        return "closest", DOUBT
     if unknown_cos is not None and any(
         top_cosine < unknown_cos * (PHRASING if is_phrasing(w, question) else 1.0) for w in unknown
     ):
         return "closest", DOUBT
     return None
+
+
+def names_unknown(question: str, unknown: list[str]) -> bool:
+    """Whether the question names a thing no note holds (`HEALTHCHECK`, `Kafka`): its passages
+    come closest at best, whoever reads them."""
+    return any(is_name(w, question) for w in unknown)
 
 
 # A `closest` settled before answering: a model is not asked (what it would write from

@@ -145,7 +145,9 @@ async def _generate(
     """Stream the answer (or the refusal) and finish."""
     req = p.request
     text, error, first_ms = "", None, None
-    if isinstance(llm, Quoter) and p.outcome == "closest":  # its own figures decide
+    unknown = p.extra.get("unknown_words")
+    named = outcome.names_unknown(p.request.question, unknown if isinstance(unknown, list) else [])
+    if isinstance(llm, Quoter) and p.outcome == "closest" and not named:  # its figures decide
         p.outcome, p.refusal = None, None
     if p.refusal is None and isinstance(llm, Quoter):
         await asyncio.to_thread(_quote, llm, p)
