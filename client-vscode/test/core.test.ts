@@ -327,6 +327,7 @@ describe("related passages", () => {
     assert.equal(item.detail, "A cron job runs pg_dumpall every day at 02:00. 0 2 * * * pg_dumpall"); // code kept, fences not
     assert.deepEqual([item.uri, item.start, item.end], ["file:///notes/ops/postgres.md", 25, 33]); // 0-based, inclusive
     assert.equal(passageItem(hit({ start_line: 3, end_line: 3 })).description, "ops/postgres.md · L3");
+    assert.equal(passageItem(hit({ start_line: 3, end_line: 3, linked: true })).description, "ops/postgres.md · L3 · linked");
   });
 
   it("reads a passage's detail as clean text: no comments, fences, pipes, link targets or emphasis marks", () => {

@@ -162,7 +162,8 @@ describe("kebab serve", () => {
     assert.equal(postgres[items[0].start], "## Dumps");
     assert.match(items[0].uri, /^file:\/\/.*\/ops\/postgres\.md$/);
     assert.ok(items[0].end > items[0].start && items[0].end < postgres.length);
-    assert.equal(items[0].description, `ops/postgres.md · L${items[0].start + 1}\u2060–\u2060L${items[0].end + 1}`);
+    // the backup note links [[postgres]]: the passage is marked as a linked note's
+    assert.equal(items[0].description, `ops/postgres.md · L${items[0].start + 1}\u2060–\u2060L${items[0].end + 1} · linked`);
     // the excerpt reads as text: no heading it starts with, no fences, no code marks
     assert.match(items[0].detail, /^A cron job runs pg_dumpall every day at 02:00/);
     assert.doesNotMatch(items.map((i) => i.detail).join("\n"), /```|^#+ |`/m);

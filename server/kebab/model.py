@@ -19,7 +19,7 @@ Outcome = Literal["answered", "closest", "not_answered"]
 
 PARSER_VERSION = "md-1"
 CHUNKER_VERSION = "chunk-4"
-INDEX_VERSION = "idx-5"  # idx-5: notes keep their front-matter fields (filters)
+INDEX_VERSION = "idx-6"  # idx-5: front-matter fields (filters); idx-6: links between notes
 
 
 class Turn(msgspec.Struct):
@@ -108,6 +108,8 @@ class Hit(msgspec.Struct):
     vector_rank: int | None = None
     title: str = ""
     tags: list[str] = []
+    # a related passage whose note links to the note asked about, or is linked from it
+    linked: bool = False
 
 
 class Skipped(msgspec.Struct):

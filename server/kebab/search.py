@@ -100,10 +100,17 @@ def search(
     return [h for h in ranked if h.chunk_id and not only_kebab_answers(h.text)][:k]
 
 
-def related(index: Index, key: int, k: int = 5, same_note: bool = False) -> list[Hit]:
+def related(
+    index: Index,
+    key: int,
+    k: int = 5,
+    same_note: bool = False,
+    linked: frozenset[str] = frozenset(),
+) -> list[Hit]:
     """The passages closest in meaning to the indexed passage `key`, best first: from its stored
     vector (embedded now only when it has none yet), never itself, and not other passages of its
-    own note unless `same_note`."""
+    own note unless `same_note`. Then, marked `linked`, the closest passage of up to `k` notes
+    in `linked` (those its note links to or from) that are not among them."""
     chunk = index.store.chunks_by_key([key]).get(key)
     if chunk is None:
         return []
@@ -121,7 +128,26 @@ def related(index: Index, key: int, k: int = 5, same_note: bool = False) -> list
         and (same_note or chunks[other].path != chunk.path)
         and not only_kebab_answers(chunks[other].text)
     ]
-    return hits[:k]
+    for h in hits:
+        h.linked = h.path in linked
+    top = hits[:k]
+    shown = {h.path for h in top} | {chunk.path}
+    # Notes linked to or from this one join, marked, with their passage closest in meaning.
+    joining = [h for p in sorted(linked - shown) if (h := _closest_passage(index, vec, p))]
+    return top + sorted(joining, key=lambda h: -h.score)[:k]
+
+
+def _closest_passage(index: Index, vec: np.ndarray, path: str) -> Hit | None:
+    """The passage of the note at `path` closest in meaning to `vec`, marked as linked."""
+    sections = index.store.chunks_of(path)
+    vectors = index.chunk_vectors([key for key, _ in sections])
+    scored = [(float(vectors[key] @ vec), c) for key, c in sections if key in vectors]
+    if not scored:
+        return None
+    cos, chunk = max(scored, key=lambda sc: sc[0])
+    hit = _hit(chunk, cos, None, cos, None, None)
+    hit.linked = True
+    return hit
 
 
 def _complete_cosines(

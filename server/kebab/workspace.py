@@ -208,14 +208,23 @@ class Workspace:
                 "front-matter fields, or leave the filter out to search every note"
             )
 
-    def related(self, path: str, line: int, k: int = 5, same_note: bool = False) -> list[Hit]:
+    def related(
+        self, path: str, line: int, k: int = 5, same_note: bool = False, linked: bool = True
+    ) -> list[Hit]:
         """The passages elsewhere closest in meaning to the section holding `line` (1-based) of
-        the note at `path`: none when the note is not indexed."""
+        the note at `path`, then (`linked`) the notes it links to or from that are not among
+        them, each by its closest passage, marked `linked`: none when the note is not indexed."""
         sections = self.index.store.chunks_of(path)
         around = [key for key, c in sections if c.start_line <= line] or [
             key for key, _ in sections[:1]
         ]
-        return related(self.index, around[-1], k, same_note) if around else []
+        if not around:
+            return []
+        graph = self.links(path) if linked else {}
+        near = frozenset(
+            link.path for kind in graph.values() for link in kind if link.path is not None
+        )
+        return related(self.index, around[-1], k, same_note, near if linked else frozenset())
 
     def related_links(self, path: str, line: int, k: int = 3, text: str | None = None) -> list[str]:
         """Links to the `k` notes most related in meaning to the section holding `line`
@@ -232,7 +241,7 @@ class Workspace:
         have = {link.path for link in links_mod.links_in(path, text or "", resolve)}
         wiki = links_mod.writes_wikilinks(text or "", (self.root / ".obsidian").is_dir())
         out: list[str] = []
-        for hit in self.related(path, line, k * 6):
+        for hit in self.related(path, line, k * 6, linked=False):
             if hit.score < RELATED_COSINE:
                 break  # best first: the rest are looser still
             if hit.path == path or hit.path in have or hit.path not in by_path:
@@ -310,20 +319,20 @@ class Workspace:
 
     def links(self, path: str) -> dict[str, list[links_mod.Link]]:
         """The note's links (`links`) and the links of other notes that reach it (`backlinks`),
-        read from the notes on disk (no index needed) and resolved as Obsidian does."""
-        found, _ = files.scan(self.root, self.cfg.ignore, self.cfg.max_file_bytes)
+        from the index's link table (kept with the notes, `sync` first for a fresh one),
+        resolved against the notes there now as Obsidian resolves them."""
+        paths = self.index.store.paths()
         rel = self.relpath(path if Path(path).is_absolute() else self.root / path)
-        if rel is None or rel not in {n.path for n in found}:
+        if rel is None or rel not in set(paths):
             raise InvalidParams(f"no note {path!r} in {self.root} (a .md file kebab indexes)")
-        resolve = links_mod.resolver(n.path for n in found)
+        resolve = links_mod.resolver(paths)
         out: dict[str, list[links_mod.Link]] = {"links": [], "backlinks": []}
-        for note in found:
-            text, _ = files.read_note(note, self.cfg.max_file_bytes)
-            for link in links_mod.links_in(note.path, text or "", resolve):
-                if note.path == rel:
-                    out["links"].append(link)
-                elif link.path == rel:
-                    out["backlinks"].append(link)
+        for link in self.index.store.links():
+            reached = resolve(link.source, link.path) if link.path else None
+            if link.source == rel:
+                out["links"].append(msgspec.structs.replace(link, path=reached))
+            elif reached == rel:
+                out["backlinks"].append(msgspec.structs.replace(link, path=reached))
         return out
 
     def chunks_of(self, path: str) -> list[Chunk]:

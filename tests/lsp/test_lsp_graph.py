@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_client import KebabClient, serving
+from lsp_client import KebabClient, serving, until
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -58,6 +58,34 @@ async def test_links_and_backlinks_of_a_note(editor: KebabClient) -> None:
     } <= _where(back["backlinks"])
     assert all(b["uri"] == backup for b in back["backlinks"])
     assert not any(b["source"] == "ops/backup.md" for b in back["backlinks"])
+
+
+async def test_the_graph_follows_an_edit_and_a_deleted_note(editor: KebabClient) -> None:
+    """The link graph lives in the index and is updated with the notes: a link typed into an
+    open note is a backlink of its target once the edit is indexed; gone with the note."""
+    path = editor.root / "home" / "garden.md"
+    path.write_text("# Garden\n\nNothing linked.\n", encoding="utf-8")
+    uri = editor.open(path)
+    nginx = (editor.root / "ops/nginx.md").as_uri()
+
+    async def garden_links() -> set[int]:
+        found = await editor.request("kebab/links", {"uri": nginx})
+        return {b["line"] for b in found["backlinks"] if b["source"] == "home/garden.md"}
+
+    editor.replace(uri, "# Garden\n\nNothing linked.\n\nThe proxy: [[nginx#Ports]]\n")
+    assert await until(garden_links, "the typed link becoming a backlink") == {5}
+    editor.close(uri)
+    path.unlink()
+    editor.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=uri, type=types.FileChangeType.Deleted)]
+        )
+    )
+
+    async def gone() -> bool:
+        return not await garden_links()
+
+    assert await until(gone, "the deleted note's links going")
 
 
 async def test_references_on_a_heading_are_the_links_to_that_heading(
@@ -147,3 +175,17 @@ async def test_link_related_notes_adds_links_under_the_heading(
         assert "ops/backup.md" in related or "../ops/backup.md" in related
     editor.close(uri)
     path.unlink()
+
+
+async def test_notes_linked_to_or_from_a_note_join_its_related_passages(
+    editor: KebabClient,
+) -> None:
+    """ops/runbook.md links backup, nginx and postgres: asked for the passages related to its
+    first section, those notes are among them, marked linked; an unlinked note is not marked."""
+    runbook = (editor.root / "ops/runbook.md").as_uri()
+    found = await editor.request(
+        "kebab/related", {"uri": runbook, "position": {"line": 5, "character": 0}, "k": 3}
+    )
+    marked = {h["path"] for h in found["hits"] if h["linked"]}
+    assert marked == {"ops/backup.md", "ops/nginx.md", "ops/postgres.md"}, found["hits"]
+    assert "ops/runbook.md" not in {h["path"] for h in found["hits"]}

@@ -681,13 +681,15 @@ def test_related_fills_the_quickfix_list_with_other_notes(related: dict[str, Any
     assert len(items) == 3 == len(seen["hits"])
     first = items[0]
     assert first["path"] == "ops/postgres.md", items
-    assert first["text"].startswith("Postgres on nas01 › Dumps — "), first
+    # the backup note links [[postgres]]: marked as a linked note's passage
+    assert first["text"].startswith("Postgres on nas01 › Dumps (linked) — "), first
     assert not any(i["path"] == "ops/backup.md" for i in items), items
     for item, hit in zip(items, seen["hits"], strict=True):
         assert item["path"] == hit["path"]
         assert (item["lnum"], item["end_lnum"]) == (hit["start_line"], hit["end_line"])
         heading, words = item["text"].split(" — ", 1)
-        assert heading == " › ".join(hit["heading_path"])
+        shown = " › ".join(hit["heading_path"]) + (" (linked)" if hit["linked"] else "")
+        assert heading == shown
         assert words and "\n" not in words and "#" not in words[:2] and len(words) <= 80
         assert words.rstrip("…").split()[0] in hit["text"]
         assert item["user_data"]["path"] == hit["path"]
@@ -715,8 +717,8 @@ def test_related_from_lua_hands_the_list_to_on_list(related: dict[str, Any]) -> 
     seen = passed(related, "related_lua")["related_lua"]
     assert seen["on_list"] == {
         "title": "kebab related: Home server backups › Retention policy",
-        "items": 2,
-        "hits": 2,
+        "items": 3,  # k = 2, and the note the backup note links ([[postgres]]) joins
+        "hits": 3,
     }
     assert seen["list"]["title"] == "before"  # on_list: no list was set
 

@@ -119,6 +119,9 @@ function M.items(hits, root)
     end
     local words = M.first_words(hit.text)
     local text = M.heading(hit)
+    if hit.linked == true then -- its note links to this one, or this one to it
+      text = text .. " (linked)"
+    end
     if words ~= "" then
       text = text .. " — " .. words
     end

@@ -146,6 +146,7 @@ export interface Hit {
   title?: string;
   lexical_score?: number | null;
   vector_score?: number | null;
+  linked?: boolean; // kebab/related: its note links to the note asked about, or from it
 }
 
 /** `kebab/related`: the section under `position` in the note `uri`. */

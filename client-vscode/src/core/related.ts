@@ -45,7 +45,7 @@ export function passageItem(hit: Hit): PassageItem {
   const lines = start === end ? `L${start}` : `L${start}${DASH}L${end}`;
   return {
     label: noIcons(passageTitle(hit)),
-    description: noIcons(`${hit.path} · ${lines}`),
+    description: noIcons(`${hit.path} · ${lines}${hit.linked ? " · linked" : ""}`),
     detail: noIcons(excerpt(hit.text, 200)),
     uri: hit.uri,
     path: hit.path,

@@ -49,6 +49,8 @@ def search(args: argparse.Namespace) -> int:
 
 def links(args: argparse.Namespace) -> int:
     with open_workspace(args) as ws:
+        if not ws.read_only:
+            ws.sync()  # the notes read again where changed; nothing is embedded for links
         found = ws.links(args.path)
     if args.json:
         print_json(found)

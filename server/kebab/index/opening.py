@@ -32,6 +32,7 @@ def check_versions(ix: IndexParts) -> None:
         with ix.store.transaction() as db:
             db.execute("DELETE FROM chunks")
             db.execute("DELETE FROM documents")
+            db.execute("DELETE FROM links")
             ix.store.set_meta(db, "lexical_gen", "0")
         (ix.dir / "lexical.gen").unlink(missing_ok=True)
     with ix.store.transaction() as db:

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from kebab.links import Link
 from kebab.model import Chunk, Document
 
 _SCHEMA = """
@@ -29,6 +30,10 @@ CREATE TABLE IF NOT EXISTS chunks (
   tags TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(content_hash);
+CREATE TABLE IF NOT EXISTS links (
+  path TEXT NOT NULL, line INTEGER NOT NULL, target TEXT NOT NULL, heading TEXT,
+  embed INTEGER NOT NULL, key TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS links_path ON links(path);
 CREATE TABLE IF NOT EXISTS embeddings (
   content_hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL,
   PRIMARY KEY (content_hash, model));
@@ -131,7 +136,35 @@ class Store:
         keys = [r[0] for r in db.execute("SELECT key FROM chunks WHERE path=?", (path,))]
         db.execute("DELETE FROM chunks WHERE path=?", (path,))
         db.execute("DELETE FROM documents WHERE path=?", (path,))
+        db.execute("DELETE FROM links WHERE path=?", (path,))
         return keys
+
+    # links -----------------------------------------------------------------------------------
+    def put_links(self, db: sqlite3.Connection, found: list[Link]) -> None:
+        """A note's links as written: `Link.path` holds what its target is resolved by (the
+        name, or the path from the root), since what it reaches depends on the other notes."""
+        db.executemany(
+            "INSERT INTO links VALUES (?,?,?,?,?,?)",
+            [(k.source, k.line, k.target, k.heading, int(k.embed), k.path or "") for k in found],
+        )
+
+    def links(self, sources: Iterable[str] | None = None) -> list[Link]:
+        """Every note's links (or those of `sources`), unresolved (`put_links`)."""
+        query = "SELECT path, line, target, heading, embed, key FROM links"
+        with self.lock:
+            if sources is None:
+                rows = self.db.execute(query).fetchall()
+            else:
+                rows = [
+                    r
+                    for source in sources
+                    for r in self.db.execute(query + " WHERE path=? ORDER BY rowid", (source,))
+                ]
+        return [Link(r[0], r[1], r[2], r[3], bool(r[4]), r[5] or None) for r in rows]
+
+    def paths(self) -> list[str]:
+        with self.lock:
+            return [r[0] for r in self.db.execute("SELECT path FROM documents")]
 
     def replace_skipped(self, db: sqlite3.Connection, skipped: Iterable[tuple[str, str]]) -> None:
         db.execute("DELETE FROM skipped")

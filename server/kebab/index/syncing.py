@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from kebab import markdown
+from kebab import links, markdown
 from kebab.index import vector_rows
 from kebab.index.backlog import Pace
 from kebab.index.disk import failing_writes, write_atomic
@@ -168,6 +168,11 @@ def remove_path(ix: IndexParts, path: str) -> None:
         write_batch(ix, [], [path])
 
 
+def _as_written(source: str, target: str) -> str:
+    """Resolves nothing: keeps what a link is resolved by, for the index's links table."""
+    return target
+
+
 def write_batch(
     ix: IndexParts,
     batch: list[tuple[NoteFile, str]],
@@ -208,6 +213,7 @@ def write_batch(
                         p.fields,
                     ),
                 )
+                ix.store.put_links(db, links.links_in(note.path, text, _as_written))
             gen = int(ix.store.get_meta("lexical_gen", "0")) + 1
             ix.store.set_meta(db, "lexical_gen", str(gen))
         # SQLite has committed: a failure below leaves lexical.gen behind, so the next open

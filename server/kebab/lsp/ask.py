@@ -170,4 +170,5 @@ def hit_json(folder: Folder, h: Hit) -> dict[str, Any]:
         "title": h.title,
         "lexical_score": h.lexical_score,
         "vector_score": h.vector_score,
+        "linked": h.linked,
     }
