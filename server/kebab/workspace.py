@@ -335,6 +335,16 @@ class Workspace:
                 out["backlinks"].append(msgspec.structs.replace(link, path=reached))
         return out
 
+    def unresolved_links(self, path: str, text: str) -> list[links_mod.Link]:
+        """The links of the note at `path` (its `text`, as the editor has it) that reach no
+        indexed note: wikilinks and Markdown links to notes, not a heading of the note itself."""
+        resolve = links_mod.resolver(self.index.store.paths())
+        return [
+            link
+            for link in links_mod.links_in(path, text, resolve)
+            if link.path is None and link.target
+        ]
+
     def chunks_of(self, path: str) -> list[Chunk]:
         """The indexed passages of the note at workspace-relative `path`, in order."""
         return [c for _, c in self.index.store.chunks_of(path)]

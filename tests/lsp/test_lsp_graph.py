@@ -189,3 +189,30 @@ async def test_notes_linked_to_or_from_a_note_join_its_related_passages(
     marked = {h["path"] for h in found["hits"] if h["linked"]}
     assert marked == {"ops/backup.md", "ops/nginx.md", "ops/postgres.md"}, found["hits"]
     assert "ops/runbook.md" not in {h["path"] for h in found["hits"]}
+
+
+async def test_unresolved_links_are_diagnostics_when_asked_for(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """With `unresolved_links` on, a link that reaches no note is an Information diagnostic on
+    its target's words; links that reach a note, or a heading of this one, are not."""
+    note = "# Plans\n\nSee [[backup]], [[Nowhere yet]] and [the proxy](../ops/nginx.md).\n"
+    note += "Also [[#Plans]] and [gone](../ops/gone.md).\n"
+    root = tmp_path_factory.mktemp("unresolved")
+    async with serving(root, "vscode", {"home/plans.md": note}, unresolved_links=True) as client:
+        await client.wait_ready()
+        uri = client.open(client.root / "home" / "plans.md")
+
+        def published() -> list[types.Diagnostic]:
+            return [d for d in client.diagnostics.get(uri, []) if d.code == "unresolved-link"]
+
+        found = await until(lambda: len(published()) == 2 and published(), "two link diagnostics")
+        said = sorted((d.range.start.line, d.message) for d in found)
+        assert said == [
+            (2, "no note named 'Nowhere yet': this link reaches nothing"),
+            (3, "no note named '../ops/gone.md': this link reaches nothing"),
+        ]
+        lines = note.split("\n")
+        first = next(d for d in found if d.range.start.line == 2)
+        assert lines[2][first.range.start.character : first.range.end.character] == "Nowhere yet"
+        assert all(d.severity == types.DiagnosticSeverity.Information for d in found)

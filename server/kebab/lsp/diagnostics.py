@@ -12,6 +12,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from kebab import footnotes
+from kebab.links import Link
 from kebab.lsp import notes
 from kebab.lsp import text as textmod
 from kebab.lsp.context import note_at
@@ -82,13 +83,18 @@ class Diagnostics:
             return
         snap = note.snapshot
         defs = notes.definitions(snap.text, note.path)
-        if not defs and uri not in self._published:
+        asked = note.folder.cfg is not None and note.folder.cfg.unresolved_links
+        if not defs and not asked and uri not in self._published:
             return
         sources = await asyncio.to_thread(_resolve_all, self.ls, note.folder, defs)
+        unresolved = (
+            await asyncio.to_thread(_unresolved, note.folder, note.path, snap.text) if asked else []
+        )
         current = textmod.open_snapshot(self.ls, uri)
         if current is None or current.version != snap.version:
             return  # the note moved on; the next refresh covers it
         diagnostics = [diagnostic(self.ls, snap.lines, s) for s in sources if s.state in _SEVERITY]
+        diagnostics += [unreached(self.ls, snap.lines, link) for link in unresolved]
         self._published.add(uri)
         self.ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=snap.version)
@@ -114,6 +120,27 @@ def diagnostic(ls: LanguageServer, lines: list[str], s: footnotes.Cited) -> type
         source=SOURCE,
         data=data if s.state == "moved" else None,
     )
+
+
+def unreached(ls: LanguageServer, lines: list[str], link: Link) -> types.Diagnostic:
+    """A link that reaches no note: on the target's words in its line."""
+    text = lines[link.line - 1] if 0 < link.line <= len(lines) else ""
+    start = max(text.find(link.target), 0)
+    return types.Diagnostic(
+        range=textmod.span(ls, lines, link.line - 1, start, start + len(link.target)),
+        message=f"no note named '{link.target}': this link reaches nothing",
+        severity=types.DiagnosticSeverity.Information,
+        code="unresolved-link",
+        source=SOURCE,
+    )
+
+
+def _unresolved(folder: Folder, path: str, text: str) -> list[Link]:
+    ws = folder.ws
+    try:
+        return ws.unresolved_links(path, text) if ws is not None else []
+    except Exception:  # the Workspace closed under us (settings changed): the next refresh
+        return []
 
 
 def quick_fixes(ls: LanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
