@@ -150,3 +150,25 @@ def test_obsidian_tasks_front_matter_filters_as_a_grep_finds_it() -> None:
             alias_ok += build(where=[last]).allows(rel, note.tags, note.fields)
     assert len(grep) > 50 and passed == grep
     assert aliased and alias_ok == len(aliased)
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpora/obsidian-tasks is not here")
+async def test_obsidian_tasks_searched_and_asked_within_a_filter(
+    tmp_path: Path, open_workspace: Any
+) -> None:
+    """The filters over a real vault's index (read, not embedded: lexical search and the
+    quoting answerer need no stored vectors): every hit and citation passes the filter."""
+    ws = open_workspace(CORPUS, index_dir=tmp_path / "index")
+    ws.sync()
+    published = {p for p, d in ws.index.store.documents().items() if d.fields.get("publish")}
+    hits = ws.search("recurring task", k=20, mode="lexical", where=["publish=true"])
+    assert hits and {h.path for h in hits} <= published
+    inside = ws.search("path:Queries/ sort by due date", k=10, mode="lexical")
+    assert inside and all(h.path.startswith("Queries/") for h in inside)
+    answer = await ws.ask(
+        AskRequest(
+            question="How do I sort tasks by due date?", path_glob="Queries/**", mode="lexical"
+        )
+    )
+    assert answer.filters == "path:Queries/**"
+    assert all(c.path.startswith("Queries/") for c in answer.citations + answer.candidates)
