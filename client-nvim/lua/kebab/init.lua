@@ -407,17 +407,43 @@ local function run_insert(client, bufnr, command)
   end
 end
 
+--- The kebab client of the note in `bufnr`; nil (and said why) when there is none.
+local function note_client(bufnr)
+  local client, attached = need_client(bufnr)
+  if client and not attached then
+    notify("this buffer is not a note of a kebab workspace", vim.log.levels.WARN)
+    return nil
+  end
+  return client
+end
+
+--- Ask for the "refactor.rewrite" code actions at `params` and run the one whose command is
+--- `name` with `run(client, bufnr, command)`; say `missing` when the server offers none.
+local function code_action(client, bufnr, params, name, run, missing)
+  params.context = { only = { "refactor.rewrite" }, diagnostics = {} }
+  compat.request(client, "textDocument/codeAction", params, function(err, actions)
+    if err then
+      notify("code action failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    for _, action in ipairs(actions or {}) do
+      local command = type(action.command) == "table" and action.command or action
+      if command.command == name then
+        run(client, bufnr, command)
+        return
+      end
+    end
+    notify(missing, vim.log.levels.WARN)
+  end, bufnr)
+end
+
 --- Answer the question under the cursor (or in `range`) in the note: the server's
 --- "Answer with kebab" code action, which runs `kebab.insertAnswer`.
 --- @param range {start: integer[], ["end"]: integer[]}? (1,0)-indexed positions, as marks are
 function M.insert(range)
   local bufnr = api.nvim_get_current_buf()
-  local client, attached = need_client(bufnr)
+  local client = note_client(bufnr)
   if not client then
-    return
-  end
-  if not attached then
-    notify("this buffer is not a note of a kebab workspace", vim.log.levels.WARN)
     return
   end
   local enc = compat.encoding(client)
@@ -427,22 +453,9 @@ function M.insert(range)
   else
     params = vim.lsp.util.make_range_params(0, enc)
   end
-  params.context = { only = { "refactor.rewrite" }, diagnostics = {} }
-  compat.request(client, "textDocument/codeAction", params, function(err, actions)
-    if err then
-      notify("code action failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
-      return
-    end
-    for _, action in ipairs(actions or {}) do
-      local command = type(action.command) == "table" and action.command or action
-      if command.command == "kebab.insertAnswer" then
-        run_insert(client, bufnr, command)
-        return
-      end
-    end
-    notify("no question here: end the line with '?', select the question, or use a "
-      .. "> [!question] callout", vim.log.levels.WARN)
-  end, bufnr)
+  code_action(client, bufnr, params, "kebab.insertAnswer", run_insert,
+    "no question here: end the line with '?', select the question, or use a "
+      .. "> [!question] callout")
 end
 
 -- linking related notes -------------------------------------------------------------------
@@ -487,12 +500,8 @@ end
 ---   the lines from the first to the last are the selection
 function M.link(range)
   local bufnr = api.nvim_get_current_buf()
-  local client, attached = need_client(bufnr)
+  local client = note_client(bufnr)
   if not client then
-    return
-  end
-  if not attached then
-    notify("this buffer is not a note of a kebab workspace", vim.log.levels.WARN)
     return
   end
   local params
@@ -510,22 +519,8 @@ function M.link(range)
   else
     params = vim.lsp.util.make_range_params(0, compat.encoding(client))
   end
-  params.context = { only = { "refactor.rewrite" }, diagnostics = {} }
-  compat.request(client, "textDocument/codeAction", params, function(err, actions)
-    if err then
-      notify("code action failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
-      return
-    end
-    for _, action in ipairs(actions or {}) do
-      local command = type(action.command) == "table" and action.command or action
-      if command.command == LINK_RELATED then
-        run_link(client, bufnr, command)
-        return
-      end
-    end
-    notify("no related-notes action here: put the cursor on a heading or select lines",
-      vim.log.levels.WARN)
-  end, bufnr)
+  code_action(client, bufnr, params, LINK_RELATED, run_link,
+    "no related-notes action here: put the cursor on a heading or select lines")
 end
 
 -- related passages -----------------------------------------------------------------------
