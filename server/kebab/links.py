@@ -113,16 +113,14 @@ def written(
     source: str,
     target: str,
     heading: str | None,
-    paths: Iterable[str],
+    resolve: Callable[[str, str], str | None],
     wiki: bool,
     title: str = "",
 ) -> str:
     """A link from the note `source` to the note `target` (at `heading`), as the note writes its
-    links: `[[Name#Heading]]` with the shortest name Obsidian resolves to `target` from `source`,
-    or `[Title › Heading](relative/path.md#slug)`."""
+    links: `[[Name#Heading]]` with the shortest name `resolve` (the vault's `resolver`) takes to
+    `target` from `source`, or `[Title › Heading](relative/path.md#slug)`."""
     if wiki:
-        every = list(paths)
-        resolve = resolver(every)
         stem = target.removesuffix(".md")
         parts = stem.split("/")
         name = next(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kebab.errors import NothingMatches
 from kebab.filters import Filters, from_question
 from kebab.filters import scoped as scoped_by
 from kebab.index import Index, embedding_text
@@ -31,21 +32,33 @@ from kebab.units import is_asking, is_navigation, only_kebab_answers
 def written_scope(index: Index, text: str) -> tuple[Filters, str]:
     """The filter written at the start of a question or query, and the rest: a `#word` is a
     tag filter only when some note carries that tag (`filters.from_question`)."""
-    return from_question(text, index.store.tags() if text.lstrip().startswith("#") else None)
+    return from_question(text, _tags_if_asked(index, text))
 
 
 def scoped(index: Index, req: AskRequest) -> AskRequest:
     """`filters.scoped`, reading `#word`s against the notes' tags."""
-    return scoped_by(req, index.store.tags() if req.question.lstrip().startswith("#") else None)
+    return scoped_by(req, _tags_if_asked(index, req.question))
+
+
+def _tags_if_asked(index: Index, text: str) -> set[str] | None:
+    """The notes' tags, read only for a text that starts with a `#word` they may name."""
+    return index.store.tags() if text.lstrip().startswith("#") else None
 
 
 def passing(index: Index, filters: Filters) -> set[str]:
-    """The notes that pass `filters` (their paths), read from the index's documents."""
-    return {
+    """The notes that pass `filters` (their paths), read from the index's documents. None
+    passing is an error naming the filter, not notes that lack an answer (`NothingMatches`)."""
+    notes = {
         path
         for path, doc in index.store.documents().items()
         if filters.allows(path, doc.tags, doc.fields)
     }
+    if not notes:
+        raise NothingMatches(
+            f"no note matches the filter {filters}: check the path glob, the tags and the "
+            "front-matter fields, or leave the filter out to search every note"
+        )
+    return notes
 
 
 @dataclass(frozen=True)

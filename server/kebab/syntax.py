@@ -60,6 +60,13 @@ HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
 """An ATX heading line (`## Setup`, `#` alone): up to three spaces, one to six `#`, then a space
 or the line's end (CommonMark)."""
 
+
+def heading_level(line: str) -> int:
+    """The level (1-6) of the ATX heading on `line`; 0 when it is not one."""
+    text = line.strip()
+    return len(text) - len(text.lstrip("#")) if HEADING.match(line) else 0
+
+
 HEADING_MARK = re.compile(r"^\s*#{1,6}\s+")
 """A heading's `#` marks and the space after them, at any indentation: what an excerpt matches
 and strips (`render`). Unlike `HEADING`, a `#` with nothing after it is not one, and an

@@ -19,8 +19,8 @@ from kebab import links as links_mod
 from kebab.config import Config
 from kebab.embed import Embedder
 from kebab.embed.choose import make_embedder
-from kebab.errors import InvalidParams, KebabError, NothingMatches, WorkspaceError
-from kebab.filters import Filters, build, joined, of
+from kebab.errors import InvalidParams, KebabError, WorkspaceError
+from kebab.filters import build, joined
 from kebab.index import Index, Progress, answers, files
 from kebab.llm import LanguageModel
 from kebab.llm.choose import make_llm
@@ -35,7 +35,7 @@ from kebab.model import (
     checked,
 )
 from kebab.paths import resolve_inside
-from kebab.search import Fusion, passing, related, scoped, search, written_scope
+from kebab.search import Fusion, related, search, written_scope
 from kebab.text import is_korean
 
 if TYPE_CHECKING:  # answering is imported when first asked: `status` and `search` skip it
@@ -189,7 +189,6 @@ class Workspace:
             raise InvalidParams(f"invalid search request: k must be 1..200, got {k}")
         written, query = written_scope(self.index, query)
         scope = joined(build(path_glob, tags, where), written)
-        self.check_scope(scope)
         return search(
             self.index,
             query,
@@ -199,14 +198,6 @@ class Workspace:
             s.candidates,
             Fusion(lexical_weight=s.lexical_weight),
         )
-
-    def check_scope(self, scope: Filters) -> None:
-        """Raise NothingMatches when a filter is given and no note passes it."""
-        if scope and not passing(self.index, scope):
-            raise NothingMatches(
-                f"no note matches the filter {scope}: check the path glob, the tags and the "
-                "front-matter fields, or leave the filter out to search every note"
-            )
 
     def related(
         self, path: str, line: int, k: int = 5, same_note: bool = False, linked: bool = True
@@ -231,26 +222,26 @@ class Workspace:
         (1-based) of the note at `path` (`text`: the editor's copy of it, unsaved links
         included), written as the note writes links (`links.written`): never to the note
         itself or to a note it links already, one per note, none that is only loosely close."""
-        found, _ = files.scan(self.root, self.cfg.ignore, self.cfg.max_file_bytes)
-        by_path = {n.path: n for n in found}
-        if path not in by_path:
+        known = set(self.index.store.paths())
+        if path not in known:
             raise InvalidParams(f"no note {path!r} in {self.root} (a .md file kebab indexes)")
         if text is None:
-            text, _ = files.read_note(by_path[path], self.cfg.max_file_bytes)
-        resolve = links_mod.resolver(by_path)
+            note = files.NoteFile(path, str(self.root / path), -1, -1)
+            text, _ = files.read_note(note, self.cfg.max_file_bytes)
+        resolve = links_mod.resolver(known)
         have = {link.path for link in links_mod.links_in(path, text or "", resolve)}
         wiki = links_mod.writes_wikilinks(text or "", (self.root / ".obsidian").is_dir())
         out: list[str] = []
         for hit in self.related(path, line, k * 6, linked=False):
             if hit.score < RELATED_COSINE:
                 break  # best first: the rest are looser still
-            if hit.path == path or hit.path in have or hit.path not in by_path:
+            if hit.path == path or hit.path in have or hit.path not in known:
                 continue
             have.add(hit.path)
             heading = hit.heading_path[-1] if hit.heading_path else None
             if heading is not None and heading == hit.title:
                 heading = None  # the note's title: a link to the note
-            out.append(links_mod.written(path, hit.path, heading, by_path, wiki, hit.title))
+            out.append(links_mod.written(path, hit.path, heading, resolve, wiki, hit.title))
             if len(out) == k:
                 break
         return out
@@ -270,7 +261,6 @@ class Workspace:
         from kebab.rag import pipeline
 
         request = _valid(request)
-        self.check_scope(of(scoped(self.index, request)))
         return await pipeline.ask(self.index, self.cfg, self.llm, request, on_text, on_conflicts)
 
     async def generate_note(

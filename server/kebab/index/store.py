@@ -148,18 +148,12 @@ class Store:
             [(k.source, k.line, k.target, k.heading, int(k.embed), k.path or "") for k in found],
         )
 
-    def links(self, sources: Iterable[str] | None = None) -> list[Link]:
-        """Every note's links (or those of `sources`), unresolved (`put_links`)."""
-        query = "SELECT path, line, target, heading, embed, key FROM links"
+    def links(self) -> list[Link]:
+        """Every note's links, unresolved (`put_links`), each note's in the order written."""
         with self.lock:
-            if sources is None:
-                rows = self.db.execute(query).fetchall()
-            else:
-                rows = [
-                    r
-                    for source in sources
-                    for r in self.db.execute(query + " WHERE path=? ORDER BY rowid", (source,))
-                ]
+            rows = self.db.execute(
+                "SELECT path, line, target, heading, embed, key FROM links ORDER BY rowid"
+            ).fetchall()
         return [Link(r[0], r[1], r[2], r[3], bool(r[4]), r[5] or None) for r in rows]
 
     def paths(self) -> list[str]:

@@ -13,6 +13,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from kebab import links as links_mod
 from kebab.footnotes import slug
+from kebab.lsp import params as params_mod
 from kebab.lsp import relations
 from kebab.lsp import text as textmod
 from kebab.lsp.context import note_at
@@ -20,7 +21,7 @@ from kebab.lsp.core import KebabServer, follow_request_cancel, target
 from kebab.lsp.folders import Folder
 from kebab.markdown import clean_heading
 from kebab.model import citation_range, to_builtins
-from kebab.syntax import HEADING
+from kebab.syntax import heading_level
 
 LINKS = "kebab/links"
 
@@ -28,10 +29,7 @@ LINKS = "kebab/links"
 async def links(ls: KebabServer, raw: Any) -> Any:
     """`kebab/links` {uri}: {links, backlinks}, each with the note it reaches (`path`, `uri`,
     null when no note matches), the heading or block named, the line (1-based) and its range."""
-    uri = raw.get("uri") if isinstance(raw, dict) else getattr(raw, "uri", None)
-    if not isinstance(uri, str) or not uri:
-        raise JsonRpcInvalidParams(f"{LINKS}: `uri` must name a note")
-    folder, path = target(ls, uri, LINKS)
+    folder, path = target(ls, params_mod.links_params(raw).uri, LINKS)
     if path is None:
         raise JsonRpcInvalidParams(f"{LINKS}: `uri` must name a note, not a folder")
     found = await _graph(folder, path)
@@ -77,9 +75,8 @@ def _link_json(folder: Folder, link: links_mod.Link) -> dict[str, Any]:
 def _heading_at(lines: list[str], line: int) -> tuple[int, str | None]:
     """(level, text) of the ATX heading on `line`; (0, None) when it is not one."""
     text = lines[line] if 0 <= line < len(lines) else ""
-    if not HEADING.match(text):
-        return 0, None
-    return len(text.strip()) - len(text.strip().lstrip("#")), clean_heading(text)
+    level = heading_level(text)
+    return (level, clean_heading(text)) if level else (0, None)
 
 
 def _in_front_matter_title(lines: list[str], line: int) -> bool:

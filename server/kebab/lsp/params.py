@@ -59,6 +59,12 @@ class Position(msgspec.Struct):
     character: Annotated[int, msgspec.Meta(ge=0)] = 0
 
 
+class LinksParams(msgspec.Struct):
+    """`kebab/links`: the note `uri`."""
+
+    uri: _TEXT
+
+
 class RelatedParams(msgspec.Struct):
     """`kebab/related`: the section under `position` in the note `uri`."""
 
@@ -120,3 +126,7 @@ def search_params(raw: Any) -> SearchParams:
 
 def related_params(raw: Any) -> RelatedParams:
     return parse(raw, RelatedParams, "kebab/related")
+
+
+def links_params(raw: Any) -> LinksParams:
+    return parse(raw, LinksParams, "kebab/links")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from kebab.syntax import FOOTNOTE_DEFINITION, HEADING, fence_after
+from kebab.syntax import FOOTNOTE_DEFINITION, HEADING, fence_after, heading_level
 
 COMMAND = "kebab.linkRelated"
 TITLE = "Link related notes"
@@ -26,12 +26,12 @@ def placed_after(lines: list[str], line: int) -> int:
     """The line the links go after: the last line of text in the section holding `line` (up to
     the next heading; for a heading, up to the next one of its level or higher), before any
     footnote definitions that end the note."""
-    level = _level(lines[line]) if HEADING.match(lines[line]) else 7
+    level = heading_level(lines[line]) or 7  # under text: up to the next heading of any level
     end = len(lines)
     fence = ""
     for i in range(line + 1, len(lines)):
         fence = fence_after(lines[i], fence)
-        if not fence and HEADING.match(lines[i]) and _level(lines[i]) <= level:
+        if not fence and 0 < heading_level(lines[i]) <= level:
             end = i
             break
     last = line
@@ -39,11 +39,6 @@ def placed_after(lines: list[str], line: int) -> int:
         if lines[i].strip() and not FOOTNOTE_DEFINITION.match(lines[i]):
             last = i
     return last
-
-
-def _level(heading: str) -> int:
-    text = heading.strip()
-    return min(len(text) - len(text.lstrip("#")), 6) if HEADING.match(heading) else 7
 
 
 def _in_code(lines: list[str], line: int) -> bool:
