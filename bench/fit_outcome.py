@@ -38,6 +38,7 @@ FEATURES = [
     "other_language",
     "block",
     "unknown",
+    "lead",
 ]
 
 

@@ -106,10 +106,10 @@ async def test_a_name_no_note_holds_in_a_question_the_notes_match_gets_the_close
 
 def test_confidence_grows_with_what_the_quoted_unit_holds() -> None:
     """The fitted weights read the figures the right way round: a unit close in meaning that
-    holds the question's words and the asked-for shape is surer than one that shares only the
-    topic, and a missing name lowers it."""
-    strong = {"cosine": 0.7, "cover": 0.8, "subject": 1.0, "margin": 0.3, "shape": 1.0}
-    weak = {"cosine": 0.3, "cover": 0.2, "subject": 0.4, "margin": 0.0, "absent": 1.0}
+    holds the question's words is surer than one that shares only the
+    topic, from passages likelier to hold the answer (`lead`), and a missing name lowers it."""
+    strong = {"cosine": 0.7, "cover": 0.8, "subject": 1.0, "margin": 0.3, "shape": 1.0, "lead": 0.9}
+    weak = {"cosine": 0.3, "cover": 0.2, "subject": 0.4, "margin": 0.0, "absent": 1.0, "lead": 0.3}
     assert outcome.confidence(strong) > outcome.ANSWERED_AT > outcome.confidence(weak)
     assert outcome.after_quoting(strong) == "answered"
     assert outcome.after_quoting(weak) == "closest"

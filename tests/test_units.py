@@ -156,7 +156,9 @@ def test_a_how_many_question_quotes_the_unit_with_a_number_of_that_thing(
         "2. 센 불에서 끓어오르면 중약불로 줄여 **15분** 끓인다.\n",
     )
     answer = Extractive(embedder).answer("김치찌개는 중약불로 몇 분 끓여야 해?", [intro, steps])
-    assert "15분" in answer and "[#2]" in answer and "2인분" not in answer
+    # the steps lead; the intro, nearly as likely to answer among two passages, may follow
+    lead = answer.split("\n\n")[0]
+    assert "15분" in lead and lead.endswith("[#2]") and "2인분" not in lead, answer
 
 
 def test_korean_questions_are_korean_with_identifiers_in_them() -> None:
@@ -264,7 +266,7 @@ def test_a_korean_question_quotes_the_english_unit_holding_its_translated_words(
         msgspec.structs.replace(sorting, score=0.0),
     )
     answer = Extractive(embedder).answer("할 일을 무작위 순서로 정렬하는 방법", [grouping, sorting])
-    assert answer == "`sort by random` lists the tasks in a random order. [#2]", answer
+    assert "`sort by random` lists the tasks in a random order. [#2]" in answer, answer
 
 
 def test_an_answer_kebab_inserted_is_not_the_notes_own_writing() -> None:

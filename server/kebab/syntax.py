@@ -238,8 +238,8 @@ CODE_SPAN = re.compile(_CODE_SPAN)
 NOT_PROSE = re.compile(
     r"```.*?```|~~~.*?~~~|" + _CODE_SPAN + r"|\{[^{}\n]*\}|\]\([^)\n]*\)", re.DOTALL
 )
-"""What in a text is not prose, for finding `#tags` in it: fenced code (up to the next fence),
-code spans, `{...}` attributes, and link targets."""
+"""What in a text is not prose, for finding `#tags` in it or reading its language: fenced code
+(up to the next fence), code spans, `{...}` attributes, and link targets."""
 
 TAG = re.compile(r"(?<![\w/#&])#([^\W\d][\w/-]*)")
 """An inline `#tag` (`#ops/backup`); not a heading's `#`, `#1`, a URL's `/#anchor` or `&#39;`."""

@@ -4,12 +4,13 @@ No model server, deterministic. Units (whole sentences, list items, table rows w
 a description line with the command under it: `kebab.units`) are scored by meaning (the unit
 vectors stored with the index, or the index's embedding model when a passage has none), by the
 question's terms, and by whether they hold the kind of thing asked for (a number for "which port",
-a flag for "which option", a command for "how do I"). Extra units come from the best unit's own
-passage, so an answer does not splice sentences from unrelated notes. Index notes (lists of
+a flag for "which option", a command for "how do I"). Extra units come from the quoted passages
+themselves, never sentences spliced in from elsewhere. Index notes (lists of
 links) are never quoted; a code block is quoted as a fenced block under the line introducing it;
 between a passage and its translation, the one in the question's language is quoted.
-A passage under a "problem" heading yields to its note's "fix" passage. It never refuses: `select`
-returns the quoted text with figures about its units (cosine, the question's words held, the
+The passage quoted from is the one `lead` weighs likeliest to hold the answer (the fix after a
+problem, the steps after an intro), with a second one when nearly as likely. It never refuses:
+`select` returns the quoted text with figures about its units (cosine, the question's words held, the
 subject share of the note, the asked-for shape, names missing), and `rag.outcome` decides
 whether that answers the question or only comes closest.
 """
@@ -23,8 +24,10 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from kebab.llm import Evidence, GenerateRequest, Selection
-from kebab.syntax import FOOTNOTE_LABEL, LIST_ITEM
+from kebab.llm import Evidence, GenerateRequest, Selection, lead
+from kebab.llm.asks import COMMAND, WANTS, counted, key_terms, names
+from kebab.llm.lead import Read
+from kebab.syntax import CODE_SPAN, FOOTNOTE_LABEL, LIST_ITEM, NOT_PROSE
 from kebab.text import (
     LATIN_WORD,
     MOOD_WORDS,
@@ -78,66 +81,6 @@ class StoredVectors(Protocol):
     def rarity(self, terms: list[str]) -> dict[str, float]: ...
 
 
-# What a question asks for, and what a unit holding it looks like.
-_WANTS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
-    (  # a version
-        re.compile(r"\bversions?\b|\breleases?\b|버전|릴리스", re.I),
-        re.compile(r"\b\d+\.\d+(\.\d+)?\b"),
-    ),
-    (  # a quantity, a time, a port, a size, a status code
-        re.compile(
-            r"\b(how (much|many|long|often|old|big|large)|what (time|port|size|percentage"
-            r"|status)|which (port|status))\b|얼마|몇|언제|크기|포트|상태 ?코드",
-            re.I,
-        ),
-        re.compile(r"\d"),
-    ),
-    (  # an emoji or a symbol
-        re.compile(r"\b(emoji|emojis|icon|symbol|signifier)\b|이모지|아이콘|기호", re.I),
-        re.compile("[\u2190-\u2bff\U0001f000-\U0001faff]"),
-    ),
-    (  # a flag or an option
-        re.compile(
-            r"\b(flag|option|switch|argument|parameter)s?\b|옵션|플래그|인자|매개변수", re.I
-        ),
-        re.compile(r"(^|[\s`])--?[A-Za-z]|`[^`]+=[^`]*`|\b\w+_\w+\b"),
-    ),
-    (  # a file or a path
-        re.compile(
-            r"\b(which|what|where( is| are| do| does)?) (the )?(config(uration)? )?"
-            r"(file|folder|directory|path)s?\b|어떤 파일|파일 ?(이름|경로|위치)|경로|어느 (파일|폴더)",
-            re.I,
-        ),
-        re.compile(
-            r"[~.]?/[\w.-]+|\b[\w-]+\.(json|ya?ml|toml|ini|conf|cfg|md|txt|py|js|ts|sh|env|lock|xml|plist|rc)\b"
-        ),
-    ),
-    (  # a setting or a key
-        re.compile(
-            r"\b(which|what) (setting|config|key|variable|env(ironment)? var\w*)|설정값|환경 ?변수",
-            re.I,
-        ),
-        re.compile(r"\b[\w.-]+\s*[=:]\s*\S|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|`[^`]+`"),
-    ),
-    (  # a command or an instruction
-        re.compile(
-            r"\b(how (do|can|should|would) (i|you|we)|how to|command|run|install|configure"
-            r"|set up|enable|disable)\b|어떻게|방법|명령|하려면|설정",
-            re.I,
-        ),
-        re.compile(r"`[^`]+`"),
-    ),
-]
-# Quoted text, identifiers and numbers, and capitalised names not starting a sentence. ASCII
-# classes on purpose: a Korean particle is not part of the name (`ReDoc은` names `ReDoc`), and an
-# apostrophe inside "don't" opens no quote.
-_KEY_TERM = re.compile(
-    r"`([^`]+)`|\"([^\"]+)\"|(?:(?<=\s)|^)'([^'\n]{2,})'(?=[\s.,;:?!)]|$)|“([^”]+)”|"
-    r"(?<![A-Za-z0-9])([A-Za-z0-9]*[_\d][A-Za-z0-9_.]*)|"
-    r"(?<!^)(?<![.?!]\s)(?<![A-Za-z0-9])([A-Z][a-zA-Z]+[A-Z]?[A-Za-z0-9]*)"
-)
-
-
 class Extractive:
     backend = "extractive"
     id = "extractive-v2"
@@ -168,10 +111,103 @@ class Extractive:
         `rag.outcome`. A follow-up's units are scored against it and the question it `follows`
         (the same text search used), while its key terms come from the question alone. This
         never refuses: it quotes the best it has, and says how well that fits."""
+        s = self._read(question, evidence, follows)
+        if s is None:
+            return Selection("")
+        found, scores, cos, cover = s.found, s.scores, s.cos, s.cover
+        # The passage quoted from is the one the fitted weights (`lead.WEIGHTS`) find likeliest
+        # to hold the answer; its best unit leads the quote. Unless a quoted unit holds the very
+        # thing asked (`_complete`: "15분" for "몇 분"), a second passage nearly as likely is
+        # quoted after it (`lead.SECOND`): the problem and its fix, the intro and its steps;
+        # never a translation of the first (in the other language, or with the same code).
+        table = lead.table(question, s)
+        ranked = lead.ranked(table)
+        passage = ranked[0][0]
+        # between a passage and its translation, the one in the asker's language is quoted
+        passage = next(
+            (
+                m
+                for m, _ in ranked
+                if not s.mine[passage] and s.mine[m] and _restates(found, passage, m)
+            ),
+            passage,
+        )
+        order = sorted(
+            range(len(found)),
+            key=lambda i: (found[i][0].marker != passage, -scores[i] * s.weight[i], i),
+        )
+        i0 = order[0]
+        best = scores[i0]
+        top = found[i0][0]
+        complete = _complete(question, found[i0][1], _context(top))
+        symptom = next(
+            (
+                i
+                for i in order
+                if found[i][0].path == top.path
+                and is_symptom(found[i][0].heading_path)
+                and found[i][0].end_line < top.start_line
+            ),
+            None,
+        )
+        chosen = _chosen(found, order, scores, complete, symptom)
+        likely = dict(ranked)[passage]
+        other, also = next(((m, p) for m, p in ranked if m != passage), (None, 0.0))
+        if (
+            other is not None
+            and s.mine[other]
+            and not _restates(found, passage, other)
+            and not any(_complete(question, found[i][1], _context(top)) for i in chosen)
+            and also >= lead.SECOND * likely
+        ):
+            likely += also
+            again = sorted(
+                (i for i in range(len(found)) if found[i][0].marker == other),
+                key=lambda i: (-scores[i], i),
+            )
+            done = _complete(question, found[again[0]][1], _context(found[again[0]][0]))
+            chosen += [i for i in _chosen(found, again, scores, done, None) if i not in chosen]
+        chosen = _with_what_they_point_at(found, chosen)
+        text = render(found, chosen, question)
+        quoted = " ".join(found[i][1] for i in chosen)
+        asked = names(question)
+        held = " ".join(ev.text for ev in evidence).lower()
+        wants = [shape for asks, shape in WANTS[:-1] if asks.search(question)]
+        others = [scores[i] for i in order if found[i][0].path != top.path]
+        rarest = max((w for _, w, _ in s.subject), default=0.0)
+        absent = [w for terms, w, _ in s.subject if not terms & s.note[top.path]]
+        features = {
+            "cosine": cos[i0],
+            "fix": float(is_fix(top.heading_path)),
+            "cover": cover[i0],
+            "subject": s.share[top.marker],
+            "absent": max(absent, default=0.0) / rarest if rarest else 0.0,
+            "margin": best - max(others, default=0.0),
+            "complete": float(complete),
+            "asks_shape": float(bool(wants)),
+            "shape": float(bool(wants) and all(w.search(quoted) for w in wants)),
+            "names_missing": sum(1 for t in asked if t.lower() not in held) / len(asked)
+            if asked
+            else 0.0,
+            "block": float(is_block(found[i0][1])),
+            "other_language": float(not s.mine[top.marker]),
+            "lead": likely,
+        }
+        return Selection(text, features)
+
+    def passages(self, question: str, evidence: list[Evidence]) -> dict[int, dict[str, float]]:
+        """Each passage's figures (`lead.FEATURES`) by marker: what `bench/fit_lead.py` fits
+        the weights that pick the passage to quote from on."""
+        s = self._read(question, evidence, "")
+        return {} if s is None else lead.table(question, s)
+
+    def _read(self, question: str, evidence: list[Evidence], follows: str) -> Read | None:
+        """The evidence's units scored against the question, with what each passage's choice
+        weighs: its language, its note's share of the question's subject."""
         content = [ev for ev in evidence if not is_navigation(ev.text)] or evidence
         found = [(ev, u) for ev in content for u in units(ev.text)]
         if not found:
-            return Selection("")
+            return None
         asked = f"{question}\n{follows}" if follows else question
         scores, cos, cover = self._scores(asked, found)
         # Scored with the rest (stored unit vectors are rows in `units()` order), a unit of only
@@ -185,18 +221,14 @@ class Extractive:
         # each page in several languages; a bilingual vault keeps both); a passage of code alone
         # is in no language.
         korean = is_korean(question)
-        mine = {ev.marker: is_korean(ev.text) == korean for ev in content}
+        # ...read from its prose: code is in no language (`nmcli` commands under Korean lines)
+        mine = {ev.marker: is_korean(NOT_PROSE.sub(" ", ev.text)) == korean for ev in content}
         prose = {ev.marker for ev, u in found if not is_block(u)}
         weight = [
             1.0 if mine[ev.marker] or ev.marker not in prose else TRANSLATION for ev, _ in found
         ]
-        order = sorted(
-            range(len(found)), key=lambda i: (-scores[i] * weight[i], found[i][0].marker, i)
-        )
-        # A unit whose note carries the question's subject is quoted first: a note that shares
-        # a word or a tool with the question but is about another thing comes after. A
-        # follow-up given the question it `follows` left its subject out ("which systemd unit
-        # starts it?"): the thread fills it in.
+        # A follow-up given the question it `follows` left its subject out ("which systemd
+        # unit starts it?"): the thread fills it in.
         subject = self._subject(asked)
         # A question of two parts asks two sections of one note ("when does the backup run, and
         # how long are snapshots kept?"): a passage is judged with the other passages of its
@@ -213,50 +245,7 @@ class Extractive:
             )
             for ev in content
         }
-        # ...a passage in the other language only by the question's names: with none, it is not
-        # preferred for holding nothing to check.
-        named = any(s[2] for s in subject)
-        holds = {
-            m: share[m] >= SUBJECT_SHARE and (mine[m] or named)
-            for m in (ev.marker for ev in content)
-        }
-        order.sort(key=lambda i: not holds[found[i][0].marker])  # stable: score order kept
-        # What resolves a problem is the answer, not its description: when the best unit sits
-        # under a "problem" heading and its note's "fix" passage was found, the fix leads.
-        matched = order[0]
-        fix = _fix_of(content, found[matched][0])
-        order.sort(key=lambda i: found[i][0].marker != fix)  # stable: the fix's units first
-        best = scores[order[0]]
-        top = found[order[0]][0]
-        i0 = order[0]
-        complete = _complete(question, found[i0][1], _context(top))
-        chosen = _chosen(found, order, scores, complete, None if fix is None else matched)
-        chosen = _with_what_they_point_at(found, chosen)
-        text = render(found, chosen, question)
-        quoted = " ".join(found[i][1] for i in chosen)
-        names = _names(question)
-        held = " ".join(ev.text for ev in evidence).lower()
-        wants = [shape for asks, shape in _WANTS[:-1] if asks.search(question)]
-        others = [scores[i] for i in order if found[i][0].path != top.path]
-        rarest = max((w for _, w, _ in subject), default=0.0)
-        absent = [w for terms, w, _ in subject if not terms & note[top.path]]
-        features = {
-            "cosine": cos[matched],
-            "fix": float(fix is not None),
-            "cover": cover[matched],
-            "subject": share[top.marker],
-            "absent": max(absent, default=0.0) / rarest if rarest else 0.0,
-            "margin": best - max(others, default=0.0),
-            "complete": float(complete),
-            "asks_shape": float(bool(wants)),
-            "shape": float(bool(wants) and all(w.search(quoted) for w in wants)),
-            "names_missing": sum(1 for t in names if t.lower() not in held) / len(names)
-            if names
-            else 0.0,
-            "block": float(is_block(found[i0][1])),
-            "other_language": float(not mine[top.marker]),
-        }
-        return Selection(text, features)
+        return Read(content, found, scores, cos, cover, weight, mine, subject, note, share)
 
     def _subject(self, question: str) -> list[tuple[frozenset[str], float, bool]]:
         """The question's subject words: each as the terms it is indexed as, its rarity in
@@ -313,7 +302,7 @@ class Extractive:
         cos = self._cosines(question, found)
         words = query_words(question)
         other = translated_words(question)  # read against units in the other language
-        wants = [shape for asks, shape in _WANTS if asks.search(question)]
+        wants = [shape for asks, shape in WANTS if asks.search(question)]
         names = [t.lower() for t in key_terms(question)]
         count = counted(question)
         context = {ev.marker: terms_of(_context(ev)) for ev, _ in found}  # once per passage
@@ -334,15 +323,12 @@ class Extractive:
         return out, cos, covers
 
 
-_COMMAND = _WANTS[-1][1]
-
-
 def _fit(shape: re.Pattern[str], unit: str) -> float:
     """How well a unit holds what the question asks for: a command is best given as a code
     block, an inline `span` in a sentence is half of one."""
-    if shape is _COMMAND and is_block(unit):
+    if shape is COMMAND and is_block(unit):
         return 1.0
-    if shape is _COMMAND:
+    if shape is COMMAND:
         return 0.5 if shape.search(unit) else 0.0
     return 1.0 if shape.search(unit) else 0.0
 
@@ -378,7 +364,7 @@ def _complete(question: str, unit: str, context: str = "") -> bool:
     """Whether the unit holds every kind of thing the question asks for (a number, a version, a
     flag...); False when the question asks for no particular kind (how, why: an instruction
     reads better with the sentences around it)."""
-    wants = [shape for asks, shape in _WANTS[:-1] if asks.search(question)]  # not "how do I"
+    wants = [shape for asks, shape in WANTS[:-1] if asks.search(question)]  # not "how do I"
     count = counted(question)
     if count is not None:
         wants.append(count)
@@ -386,72 +372,6 @@ def _complete(question: str, unit: str, context: str = "") -> bool:
         return False
     # ...about the question's own subject ("16" in "PostgreSQL 16 runs on nas01" is no port)
     return coverage(query_words(question), terms_of(unit), terms_of(context)) >= 0.5
-
-
-_COUNTER_KO = re.compile(r"몇\s*([가-힣]+)")
-_COUNTER_EN = re.compile(r"\bhow many ([a-z]+)", re.I)
-_KO_PARTICLE = re.compile(r"(이나|이에요|인가요|이에|에서|으로|이|가|을|를|에|로|은|는|나)$")
-
-
-def counted(question: str) -> re.Pattern[str] | None:
-    """What a "how many X" / "몇 X" question counts, as a pattern for "<number> X" (`15분`,
-    `200 g`, `3 retries`): the unit holding it is the answer, not one with any number."""
-    m = _COUNTER_KO.search(question)
-    if m:
-        word = _KO_PARTICLE.sub("", m.group(1)) or m.group(1)
-        return re.compile(rf"\d\s*{re.escape(word[:2])}")
-    m = _COUNTER_EN.search(question)
-    if m:
-        word = m.group(1).lower().rstrip("s")
-        return re.compile(rf"\d\s*{re.escape(word)}", re.I) if len(word) > 2 else None
-    return None
-
-
-def key_terms(question: str) -> list[str]:
-    """Names, numbers, identifiers and quoted words of the question (`10` of `10분`); in a Korean
-    question a capitalised word is a name wherever it stands (`Todoist API는…`)."""
-    out = []
-    for match in _KEY_TERM.finditer(f" {question}" if is_korean(question) else question):
-        term = next(g for g in match.groups() if g).strip(".")
-        if len(term) >= 2:
-            out.append(term)
-    return out
-
-
-def _names(question: str) -> list[str]:
-    """The question's key terms that are names the notes must hold: not values (`14:00`), not a
-    quoted phrase of three words or more (a message recalled from memory)."""
-    return [t for t in key_terms(question) if not _VALUE.fullmatch(t) and len(t.split()) < 3]
-
-
-def missing_key_terms(question: str, evidence_text: str) -> list[str]:
-    """The question's names that the evidence lacks (a plural counts as its singular), when
-    they are what the question is about: at least half of its names. One name missing among
-    several is context ("my old `on_event` handler stopped running" is answered from the
-    passage on `lifespan`). Values (`14:00`, `2024.09.17`, `30`) are the asker's own, and a
-    quoted phrase of three words or more is a message or label recalled from memory: neither
-    is a name the notes must hold."""
-    haystack = evidence_text.lower()
-    held = terms_of(evidence_text)
-
-    def present(term: str) -> bool:
-        """As written, or word for word as the index reads words (`tokens` in notes on `token`,
-        `configured` in notes that say `configure`)."""
-        t = term.lower()
-        words = latin_terms(t)
-        return t in haystack or (bool(words) and all(w in held for w in words))
-
-    names = _names(question)
-    missing = [t for t in names if not present(t)]
-    return missing if missing and len(missing) * 2 >= len(names) else []
-
-
-_VALUE = re.compile(r"[\d.,:/-]+")
-# The share of the question's subject (each word weighted by its rarity in the notes) that the
-# passage quoted from must hold, with its heading path and note path. On the dev halves (issue
-# 21): 0.5 refused more near misses than 0.3-0.4 at no more refusals of answerable questions;
-# 0.6 and weighting rarity squared refused far more answerable ones.
-SUBJECT_SHARE = 0.5
 
 
 # Words that tie a question together without naming anything in it.
@@ -622,7 +542,10 @@ def _with_what_they_point_at(found: list[tuple[Evidence, str]], chosen: list[int
             elif len(out) > 1:
                 out.remove(i)
     out = list(dict.fromkeys(out))
-    out.sort(key=lambda i: (found[i][0].marker, i))
+    # in reading order within a passage; passages in the order they were chosen (the likeliest
+    # to hold the answer first)
+    first = {found[i][0].marker: n for n, i in reversed(list(enumerate(chosen)))}
+    out.sort(key=lambda i: (first.get(found[i][0].marker, len(chosen)), i))
     return out
 
 
@@ -633,7 +556,7 @@ def _block_lines(code: list[str], question: str) -> list[str]:
         return code
     # a number and its unit read apart on both sides: "16 GB" asked finds the `16GB` row
     words = query_words(_NUMBER_UNIT.sub(r"\1 \2", question))
-    wants = [shape for asks, shape in _WANTS if asks.search(question)]
+    wants = [shape for asks, shape in WANTS if asks.search(question)]
 
     def fit(i: int) -> float:
         line = code[i]
@@ -665,22 +588,22 @@ def _as_line(unit: str, keep_marker: bool = False) -> str:
     return re.sub(r"(\s+#[^\W\d][\w/-]*)+\s*$", "", unit)
 
 
-def _fix_of(content: list[Evidence], symptom: Evidence) -> int | None:
-    """The marker of the passage that resolves `symptom` when it sits under a "problem"
-    heading and its note's "fix" passage was found: what resolves a problem is the answer, not
-    its description."""
-    if not is_symptom(symptom.heading_path):
-        return None
-    return next(
-        (
-            ev.marker
-            for ev in content
-            if ev.path == symptom.path
-            and is_fix(ev.heading_path)
-            and ev.start_line > symptom.end_line
-        ),
-        None,
-    )
+def _restates(found: list[tuple[Evidence, str]], first: int, second: int) -> bool:
+    """Whether passage `second` holds the same code as passage `first` (its code spans and code
+    lines, at least four in five of them): a translation of it, or a copy in another note, whose
+    prose may not read as the other language (`nmcli` commands under Korean descriptions)."""
+
+    def code(marker: int) -> set[str]:
+        out: set[str] = set()
+        for ev, unit in found:
+            if ev.marker == marker:
+                out.update(CODE_SPAN.findall(unit))
+                if is_block(unit):
+                    out.update(line.strip() for line in split_block(unit)[2] if line.strip())
+        return out
+
+    theirs = code(second)
+    return bool(theirs) and len(theirs & code(first)) * 5 >= len(theirs) * 4
 
 
 def _chosen(

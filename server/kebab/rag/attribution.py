@@ -28,7 +28,8 @@ import numpy as np
 
 from kebab.footnotes import MARKER
 from kebab.llm import Evidence
-from kebab.llm.extractive import StoredVectors, missing_key_terms, unit_vectors
+from kebab.llm.asks import missing_key_terms
+from kebab.llm.extractive import StoredVectors, unit_vectors
 from kebab.model import By
 from kebab.rag import citations
 from kebab.rag.prompt import SYSTEM_RULES

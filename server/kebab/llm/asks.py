@@ -1,0 +1,131 @@
+"""What a question asks for: the kind of thing (a number, a flag, a command: `WANTS`), what it
+counts ("how many retries"), and the names the notes must hold (`key_terms`, `names`). Read by the
+extractive answerer to score units and by `lead` to weigh passages."""
+
+from __future__ import annotations
+
+import re
+
+from kebab.text import is_korean, latin_terms, terms_of
+
+# What a question asks for, and what a unit holding it looks like.
+WANTS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
+    (  # a version
+        re.compile(r"\bversions?\b|\breleases?\b|버전|릴리스", re.I),
+        re.compile(r"\b\d+\.\d+(\.\d+)?\b"),
+    ),
+    (  # a quantity, a time, a port, a size, a status code
+        re.compile(
+            r"\b(how (much|many|long|often|old|big|large)|what (time|port|size|percentage"
+            r"|status)|which (port|status))\b|얼마|몇|언제|크기|포트|상태 ?코드",
+            re.I,
+        ),
+        re.compile(r"\d"),
+    ),
+    (  # an emoji or a symbol
+        re.compile(r"\b(emoji|emojis|icon|symbol|signifier)\b|이모지|아이콘|기호", re.I),
+        re.compile("[\u2190-\u2bff\U0001f000-\U0001faff]"),
+    ),
+    (  # a flag or an option
+        re.compile(
+            r"\b(flag|option|switch|argument|parameter)s?\b|옵션|플래그|인자|매개변수", re.I
+        ),
+        re.compile(r"(^|[\s`])--?[A-Za-z]|`[^`]+=[^`]*`|\b\w+_\w+\b"),
+    ),
+    (  # a file or a path
+        re.compile(
+            r"\b(which|what|where( is| are| do| does)?) (the )?(config(uration)? )?"
+            r"(file|folder|directory|path)s?\b|어떤 파일|파일 ?(이름|경로|위치)|경로|어느 (파일|폴더)",
+            re.I,
+        ),
+        re.compile(
+            r"[~.]?/[\w.-]+|\b[\w-]+\.(json|ya?ml|toml|ini|conf|cfg|md|txt|py|js|ts|sh|env|lock|xml|plist|rc)\b"
+        ),
+    ),
+    (  # a setting or a key
+        re.compile(
+            r"\b(which|what) (setting|config|key|variable|env(ironment)? var\w*)|설정값|환경 ?변수",
+            re.I,
+        ),
+        re.compile(r"\b[\w.-]+\s*[=:]\s*\S|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|`[^`]+`"),
+    ),
+    (  # a command or an instruction
+        re.compile(
+            r"\b(how (do|can|should|would) (i|you|we)|how to|command|run|install|configure"
+            r"|set up|enable|disable)\b|어떻게|방법|명령|하려면|설정",
+            re.I,
+        ),
+        re.compile(r"`[^`]+`"),
+    ),
+]
+# Quoted text, identifiers and numbers, and capitalised names not starting a sentence. ASCII
+# classes on purpose: a Korean particle is not part of the name (`ReDoc은` names `ReDoc`), and an
+# apostrophe inside "don't" opens no quote.
+_KEY_TERM = re.compile(
+    r"`([^`]+)`|\"([^\"]+)\"|(?:(?<=\s)|^)'([^'\n]{2,})'(?=[\s.,;:?!)]|$)|“([^”]+)”|"
+    r"(?<![A-Za-z0-9])([A-Za-z0-9]*[_\d][A-Za-z0-9_.]*)|"
+    r"(?<!^)(?<![.?!]\s)(?<![A-Za-z0-9])([A-Z][a-zA-Z]+[A-Z]?[A-Za-z0-9]*)"
+)
+
+COMMAND = WANTS[-1][1]
+
+
+_COUNTER_KO = re.compile(r"몇\s*([가-힣]+)")
+_COUNTER_EN = re.compile(r"\bhow many ([a-z]+)", re.I)
+_KO_PARTICLE = re.compile(r"(이나|이에요|인가요|이에|에서|으로|이|가|을|를|에|로|은|는|나)$")
+
+
+def counted(question: str) -> re.Pattern[str] | None:
+    """What a "how many X" / "몇 X" question counts, as a pattern for "<number> X" (`15분`,
+    `200 g`, `3 retries`): the unit holding it is the answer, not one with any number."""
+    m = _COUNTER_KO.search(question)
+    if m:
+        word = _KO_PARTICLE.sub("", m.group(1)) or m.group(1)
+        return re.compile(rf"\d\s*{re.escape(word[:2])}")
+    m = _COUNTER_EN.search(question)
+    if m:
+        word = m.group(1).lower().rstrip("s")
+        return re.compile(rf"\d\s*{re.escape(word)}", re.I) if len(word) > 2 else None
+    return None
+
+
+def key_terms(question: str) -> list[str]:
+    """Names, numbers, identifiers and quoted words of the question (`10` of `10분`); in a Korean
+    question a capitalised word is a name wherever it stands (`Todoist API는…`)."""
+    out = []
+    for match in _KEY_TERM.finditer(f" {question}" if is_korean(question) else question):
+        term = next(g for g in match.groups() if g).strip(".")
+        if len(term) >= 2:
+            out.append(term)
+    return out
+
+
+def names(question: str) -> list[str]:
+    """The question's key terms that are names the notes must hold: not values (`14:00`), not a
+    quoted phrase of three words or more (a message recalled from memory)."""
+    return [t for t in key_terms(question) if not _VALUE.fullmatch(t) and len(t.split()) < 3]
+
+
+def missing_key_terms(question: str, evidence_text: str) -> list[str]:
+    """The question's names that the evidence lacks (a plural counts as its singular), when
+    they are what the question is about: at least half of its names. One name missing among
+    several is context ("my old `on_event` handler stopped running" is answered from the
+    passage on `lifespan`). Values (`14:00`, `2024.09.17`, `30`) are the asker's own, and a
+    quoted phrase of three words or more is a message or label recalled from memory: neither
+    is a name the notes must hold."""
+    haystack = evidence_text.lower()
+    held = terms_of(evidence_text)
+
+    def present(term: str) -> bool:
+        """As written, or word for word as the index reads words (`tokens` in notes on `token`,
+        `configured` in notes that say `configure`)."""
+        t = term.lower()
+        words = latin_terms(t)
+        return t in haystack or (bool(words) and all(w in held for w in words))
+
+    asked = names(question)
+    missing = [t for t in asked if not present(t)]
+    return missing if missing and len(missing) * 2 >= len(asked) else []
+
+
+_VALUE = re.compile(r"[\d.,:/-]+")
