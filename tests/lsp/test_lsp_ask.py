@@ -128,9 +128,11 @@ async def test_a_live_edit_is_what_the_next_answer_cites(vscode: KebabClient) ->
     result = await vscode.request(
         "kebab/ask", {"question": "Which port does Postgres on nas01 listen on?"}
     )
-    cited = " ".join(c["text"] for c in result["citations"])
+    # answered: its citations; closest: the passages it lists, the nearest first
+    shown = result["citations"] or result["candidates"][:1]
+    cited = " ".join(c["text"] for c in shown)
     assert "6543" in cited and "5433" not in cited
-    assert "6543" in result["answer"]
+    assert result["outcome"] == "closest" or "6543" in result["answer"]
 
 
 async def test_every_answer_is_a_row_in_the_answers_table(vscode: KebabClient) -> None:
