@@ -264,6 +264,31 @@ def test_editing_one_section_reparses_one_note_and_embeds_only_the_changed_text(
     assert before.keys() == after.keys()  # chunk ids survive an edit
 
 
+def test_a_closed_buffer_is_read_back_from_its_file_and_never_leaves_the_index(
+    notes, write_note, open_workspace
+):
+    """An editor's unsaved text is indexed while the note is open; once closed, the note is
+    read back from its file in one transaction (a search meanwhile still finds it), and a note
+    whose buffer said what its file says keeps its vectors."""
+    three_notes(notes, write_note)
+    ws = open_workspace(notes)
+    ws.refresh()
+    unsaved = THREE["bravo.md"].replace("bravo two", "bravo two wombat")
+    ws.sync(overrides={"bravo.md": unsaved, "alpha.md": THREE["alpha.md"]})
+    ws.embed()
+    assert found(ws, "wombat") == ["bravo.md"]
+    seen: list[set[str]] = []
+    summary = ws.sync(
+        lambda phase, done, total: seen.append(indexed_paths(ws)),
+        should_stop=lambda: False,
+        reread={"bravo.md", "alpha.md"},
+    )
+    assert (summary.updated, summary.unchanged) == (1, 2)
+    assert seen and all(paths == {"alpha.md", "bravo.md", "notes/charlie.md"} for paths in seen)
+    assert found(ws, "wombat") == []
+    assert ws.embed() == 0  # both texts had vectors already: closing embeds nothing
+
+
 def test_a_deleted_note_disappears_from_search(notes, write_note, open_workspace):
     three_notes(notes, write_note)
     ws = open_workspace(notes)

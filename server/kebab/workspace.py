@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,9 +119,13 @@ class Workspace:
         progress: Progress | None = None,
         overrides: dict[str, str] | None = None,
         should_stop: Callable[[], bool] | None = None,
+        reread: Collection[str] = (),
     ) -> IndexSummary:
-        """Files → chunks → BM25. Returns as soon as lexical search is current."""
-        return self.index.sync(overrides=overrides, progress=progress, should_stop=should_stop)
+        """Files → chunks → BM25. Returns as soon as lexical search is current; `reread` notes
+        are read from their files even when size and mtime look unchanged."""
+        return self.index.sync(
+            overrides=overrides, progress=progress, should_stop=should_stop, reread=reread
+        )
 
     def embed(
         self, progress: Progress | None = None, should_stop: Callable[[], bool] | None = None
@@ -168,9 +172,6 @@ class Workspace:
 
     def update_text(self, path: str, text: str) -> bool:
         return self.index.update_text(path, text)
-
-    def remove_path(self, path: str) -> None:
-        self.index.remove_path(path)
 
     # reading ----------------------------------------------------------------------------------
     def search(

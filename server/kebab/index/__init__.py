@@ -16,7 +16,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -161,17 +161,16 @@ class Index:
         overrides: dict[str, str] | None = None,
         progress: Progress | None = None,
         should_stop: Callable[[], bool] | None = None,
+        reread: Collection[str] = (),
     ) -> IndexSummary:
         """Bring chunks and BM25 up to date with the files (and open buffers in `overrides`);
-        `should_stop`, checked between batches, leaves a consistent index (`syncing`)."""
-        return syncing.sync(self, overrides, progress, should_stop)
+        `should_stop`, checked between batches, leaves a consistent index; `reread` notes are
+        read from their files whatever their size and mtime say (`syncing`)."""
+        return syncing.sync(self, overrides, progress, should_stop, reread)
 
     def update_text(self, path: str, text: str) -> bool:
         """Re-index one note from `text` (an unsaved buffer); True when its chunks changed."""
         return syncing.update_text(self, path, text)
-
-    def remove_path(self, path: str) -> None:
-        syncing.remove_path(self, path)
 
     def embed_pending(
         self,

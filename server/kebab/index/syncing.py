@@ -4,7 +4,7 @@ then the content hash), reading and writing them a batch at a time, and removing
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from kebab import links, markdown
 from kebab.index import vector_rows
@@ -22,8 +22,13 @@ def sync(
     overrides: dict[str, str] | None = None,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
+    reread: Collection[str] = (),
 ) -> IndexSummary:
     """Bring chunks and BM25 up to date with the files (and open buffers in `overrides`).
+
+    `reread` names notes to read from their files even when size and mtime say nothing
+    changed (a closed buffer whose unsaved text was indexed): each is replaced in its batch's
+    one transaction, so no search meanwhile finds the note missing.
 
     `should_stop` is checked between batches: a stopped sync leaves a consistent index that
     the next sync completes. Each batch is one commit, so searches meanwhile see the notes
@@ -46,6 +51,7 @@ def sync(
         doc = known.get(note.path)
         if (
             note.path not in overrides
+            and note.path not in reread
             and doc is not None
             and doc.size == note.size
             and doc.mtime_ns == note.mtime_ns
@@ -161,11 +167,6 @@ def update_text(ix: IndexParts, path: str, text: str) -> bool:
     with ix.writing():
         write_batch(ix, [(note, text)], [])
     return True
-
-
-def remove_path(ix: IndexParts, path: str) -> None:
-    with ix.writing():
-        write_batch(ix, [], [path])
 
 
 def _as_written(source: str, target: str) -> str:

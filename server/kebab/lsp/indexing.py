@@ -166,6 +166,8 @@ class Indexer:
             finally:
                 self.folder.reading = stop.stopped
         self._full = self._full or stop.stopped  # the next sync reads the rest
+        if stop.stopped:
+            self._reload |= reload - buffers.keys()  # closed buffers not read back yet
         self._edits_settled()
         self._embed = True
         self.on_change()
@@ -266,9 +268,9 @@ def _resync(
     report: Callable[[str, int, int], None],
     stop: Stop,
 ) -> None:
-    for path in reload:
-        ws.remove_path(path)  # sync reads it back from the file if it still exists
-    ws.sync(report, overrides=buffers, should_stop=stop)
+    # Closed buffers are read back from their files, each replaced in one transaction: never
+    # removed first, or a search in between would find the note gone.
+    ws.sync(report, overrides=buffers, should_stop=stop, reread=reload)
 
 
 def _write_buffers(ws: Workspace, due: dict[str, str], buffers: dict[str, str]) -> None:
