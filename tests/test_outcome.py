@@ -115,3 +115,28 @@ def test_confidence_grows_with_what_the_quoted_unit_holds() -> None:
     assert outcome.after_quoting(weak) == "closest"
     assert outcome.confidence({**strong, "names_missing": 1.0}) < outcome.confidence(strong)
     assert outcome.after_quoting({}) == "closest", "nothing quoted is never an answer"
+
+
+@pytest.mark.parametrize("k", [6, 10])
+async def test_how_sure_the_quote_is_does_not_move_with_how_many_passages_are_asked_for(
+    make_ws: MakeWorkspace, k: int
+) -> None:
+    """A near miss over the fixture's sourdough note (croissant, dough and rest are in no note)
+    comes closest whatever `search.k` is: the quote's likelihood is shared among the likeliest
+    passages, not among all that were packed, and half a question's words in no note at all
+    is a thing the notes lack. The same settings answer what the sourdough note does hold."""
+    ws = make_ws(search={"k": k})
+    near = await ask(ws, "How long should croissant dough rest in the fridge?")
+    assert near.outcome == "closest" and not near.grounded, near.answer
+    assert near.candidates and near.candidates[0].path == "cooking/sourdough.md"
+    held = await ask(ws, "How long does the sourdough bulk ferment, and at what temperature?")
+    assert held.outcome == "answered", held.answer
+    assert "5 hours" in held.answer and "24 °C" in held.answer
+
+
+def test_the_share_of_a_question_no_note_holds_counts_its_content_words() -> None:
+    question = "How long should croissant dough rest in the fridge?"
+    share = outcome.unknown_share(question, ["croissant", "dough", "rest"])
+    assert share == pytest.approx(3 / 5)  # long, croissant, dough, rest, fridge
+    assert outcome.after_quoting({"lead": 1.0, "cosine": 1.0, "unknown_share": share}) == "closest"
+    assert outcome.unknown_share("what time does the nightly backup start?", ["time"]) == 0.25

@@ -173,7 +173,12 @@ class Extractive:
         asked = names(question)
         held = " ".join(ev.text for ev in evidence).lower()
         wants = [shape for asks, shape in WANTS[:-1] if asks.search(question)]
-        others = [scores[i] for i in order if found[i][0].path != top.path]
+        # the best unit of another note, among the passages the probabilities are shared by:
+        # the margin, like `lead`, must not grow or shrink with `search.k`
+        near = {m for m, _ in ranked[: lead.AMONG]}
+        others = [
+            scores[i] for i in order if found[i][0].path != top.path and found[i][0].marker in near
+        ]
         rarest = max((w for _, w, _ in s.subject), default=0.0)
         absent = [w for terms, w, _ in s.subject if not terms & s.note[top.path]]
         features = {

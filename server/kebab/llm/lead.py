@@ -89,12 +89,19 @@ def score(figures: dict[str, float]) -> float:
     return sum(w * figures.get(k, 0.0) for k, w in WEIGHTS.items())
 
 
+# Probabilities are shared among this many likeliest passages, not among all that were packed:
+# how sure the quote is must not depend on how many passages search was asked for (`search.k`):
+# with all of them, a near miss was `answered` at k = 6 and `closest` at k = 10.
+AMONG = 5
+
+
 def ranked(table: dict[int, dict[str, float]]) -> list[tuple[int, float]]:
-    """The passages by marker, likeliest first, each with its probability among them."""
+    """The passages by marker, likeliest first, each with its probability among the `AMONG`
+    likeliest."""
     logits = {m: score(x) for m, x in table.items()}
     top = max(logits.values())
     weights = {m: math.exp(z - top) for m, z in logits.items()}
-    total = sum(weights.values())
+    total = sum(sorted(weights.values(), reverse=True)[:AMONG])
     return sorted(((m, w / total) for m, w in weights.items()), key=lambda mw: (-mw[1], mw[0]))
 
 

@@ -204,9 +204,11 @@ def _quote(llm: Quoter, p: Prepared) -> None:
     req = p.request
     chosen = llm.select(req.question, p.evidence, thread_words(p))
     unknown = p.extra.get("unknown_words")
+    unknown = unknown if isinstance(unknown, list) else []
     features = {
         **chosen.features,
-        "unknown": float(len(unknown) if isinstance(unknown, list) else 0),
+        "unknown": float(len(unknown)),
+        "unknown_share": outcome.unknown_share(req.question, unknown),
     }
     p.extra["features"] = features
     p.extra["confidence"] = round(outcome.confidence(features), 4) if chosen.features else 0.0
