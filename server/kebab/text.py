@@ -276,6 +276,12 @@ def is_korean(text: str) -> bool:
     return bool(words) and sum(1 for w in words if _HANGUL.search(w)) * 5 >= len(words)
 
 
+def content_terms(question: str) -> list[str]:
+    """The question's Latin query terms that can name a thing the notes hold or lack: 3+
+    letters, not a number (`8080` is a value the asker brings)."""
+    return [t for t in query_terms(question)[0] if len(t) >= 3 and not t.isdigit()]
+
+
 def query_words(question: str) -> list[frozenset[str]]:
     """The question's content words, each as the set of terms it is indexed as (one stemmed
     Latin term, or a Korean word's bigrams): the unit of `coverage`."""

@@ -47,6 +47,7 @@ from kebab.text import (
     MOOD_WORDS,
     cjk_terms,
     cjk_weights,
+    content_terms,
     is_korean,
     is_name,
     korean_query_words,
@@ -268,10 +269,9 @@ class Index:
         the thing (`백업` asked of notes that say "backup"). Words found only in the passages
         whose chunk ids are in `besides` (those holding the question itself) count as unknown
         too."""
-        latin, _ = query_terms(question)
-        # A number is a value the asker brings (`1700000000`, `8080`), not a thing to look up.
-        # ...nor is a word that says how the asker feels or phrases it ("weird", "annoying").
-        asked_terms = [t for t in latin if len(t) >= 3 and not t.isdigit() and t not in MOOD_WORDS]
+        # Not a number (a value the asker brings), nor a word that says how the asker feels or
+        # phrases it ("weird", "annoying").
+        asked_terms = [t for t in content_terms(question) if t not in MOOD_WORDS]
         missing = set(self.lexical.unknown_terms(asked_terms, []))
         # ...and not words the notes hold in Korean ("stew" asked of a note on `김치찌개`)
         missing = {t for t in missing if not self._held_in_korean(t)}

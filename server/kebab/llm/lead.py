@@ -100,9 +100,11 @@ def ranked(table: dict[int, dict[str, float]]) -> list[tuple[int, float]]:
     likeliest."""
     logits = {m: score(x) for m, x in table.items()}
     top = max(logits.values())
-    weights = {m: math.exp(z - top) for m, z in logits.items()}
-    total = sum(sorted(weights.values(), reverse=True)[:AMONG])
-    return sorted(((m, w / total) for m, w in weights.items()), key=lambda mw: (-mw[1], mw[0]))
+    order = sorted(
+        ((m, math.exp(z - top)) for m, z in logits.items()), key=lambda mw: (-mw[1], mw[0])
+    )
+    total = sum(w for _, w in order[:AMONG])
+    return [(m, w / total) for m, w in order]
 
 
 def table(question: str, s: Read) -> dict[int, dict[str, float]]:

@@ -154,6 +154,7 @@ class Indexer:
             self._announce = False
             await self._begin_progress()
         buffers = self.open_buffers()
+        closed = reload - buffers.keys()  # an open buffer wins over its file
         report = self._reporter()
         stop = Stop(self._urgent)
         async with self.folder.writing() as ws:
@@ -162,12 +163,12 @@ class Indexer:
             self.folder.state = "indexing"
             self.folder.reading = True
             try:
-                await asyncio.to_thread(_resync, ws, reload - buffers.keys(), buffers, report, stop)
+                await asyncio.to_thread(_resync, ws, closed, buffers, report, stop)
             finally:
                 self.folder.reading = stop.stopped
         self._full = self._full or stop.stopped  # the next sync reads the rest
         if stop.stopped:
-            self._reload |= reload - buffers.keys()  # closed buffers not read back yet
+            self._reload |= closed  # not read back yet
         self._edits_settled()
         self._embed = True
         self.on_change()

@@ -23,7 +23,7 @@ import math
 
 from kebab.config import Config
 from kebab.model import Hit, Outcome, RefusalReason
-from kebab.text import is_korean, is_name, is_phrasing, latin_terms, query_terms
+from kebab.text import content_terms, is_korean, is_name, is_phrasing, latin_terms
 
 # A missing everyday word that only phrases the question (a verb, an adverb: "when does the
 # backup *kick* off") casts doubt only when the best match in meaning is this much weaker than
@@ -131,9 +131,9 @@ def confidence(features: dict[str, float]) -> float:
 
 
 def unknown_share(question: str, unknown: list[str]) -> float:
-    """The share of the question's content words (3+ letters, not numbers) that no note holds:
+    """The share of the question's content terms (`content_terms`) that no note holds:
     "how long should *croissant dough rest* in the fridge?" asked of notes on sourdough."""
-    asked = {t for t in query_terms(question)[0] if len(t) >= 3 and not t.isdigit()}
+    asked = set(content_terms(question))
     missing = {t for w in unknown for t in latin_terms(w)} & asked
     return len(missing) / len(asked) if asked else 0.0
 

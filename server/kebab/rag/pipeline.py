@@ -145,8 +145,7 @@ async def _generate(
     """Stream the answer (or the refusal) and finish."""
     req = p.request
     text, error, first_ms = "", None, None
-    unknown = p.extra.get("unknown_words")
-    named = outcome.names_unknown(p.request.question, unknown if isinstance(unknown, list) else [])
+    named = outcome.names_unknown(p.request.question, _unknown(p))
     if isinstance(llm, Quoter) and p.outcome == "closest" and not named:  # its figures decide
         p.outcome, p.refusal = None, None
     if p.refusal is None and isinstance(llm, Quoter):
@@ -203,8 +202,7 @@ def _quote(llm: Quoter, p: Prepared) -> None:
     (the one it would have quoted first) and no claim is quoted as the answer."""
     req = p.request
     chosen = llm.select(req.question, p.evidence, thread_words(p))
-    unknown = p.extra.get("unknown_words")
-    unknown = unknown if isinstance(unknown, list) else []
+    unknown = _unknown(p)
     features = {
         **chosen.features,
         "unknown": float(len(unknown)),
@@ -221,11 +219,16 @@ def _quote(llm: Quoter, p: Prepared) -> None:
         p.extra["first"] = p.hits[first - 1].chunk_id
 
 
+def _unknown(p: Prepared) -> list[str]:
+    """The question's words no note holds, as retrieval found them (`gate`)."""
+    unknown = p.extra.get("unknown_words")
+    return unknown if isinstance(unknown, list) else []
+
+
 def _refusal_text(p: Prepared) -> str:
     """The words over a gate-settled or `closest` outcome, in the question's language."""
     question = p.request.question
-    unknown = p.extra.get("unknown_words")
-    unknown = unknown if isinstance(unknown, list) else []
+    unknown = _unknown(p)
     if p.outcome == "closest":
         lacks = refusal_words(question, "score_gate", unknown) if unknown else ""
         return f"{outcome.closest_words(question)} {lacks}".strip()
@@ -344,10 +347,7 @@ def _refusal_line(p: Prepared, refusal: RefusalReason, error: str | None) -> str
     outcome settled before answering, or of the refusal's reason."""
     if p.outcome is not None:
         return _refusal_text(p)
-    unknown = p.extra.get("unknown_words")
-    return refusal_words(
-        p.request.question, refusal, unknown if isinstance(unknown, list) else [], error
-    )
+    return refusal_words(p.request.question, refusal, _unknown(p), error)
 
 
 def _explained(
