@@ -27,7 +27,6 @@ import numpy as np
 FEATURES = [
     "cosine",
     "cover",
-    "subject",
     "absent",
     "margin",
     "complete",
@@ -37,7 +36,6 @@ FEATURES = [
     "fix",
     "other_language",
     "block",
-    "unknown",
     "lead",
 ]
 

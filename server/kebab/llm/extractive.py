@@ -10,9 +10,10 @@ links) are never quoted; a code block is quoted as a fenced block under the line
 between a passage and its translation, the one in the question's language is quoted.
 The passage quoted from is the one `lead` weighs likeliest to hold the answer (the fix after a
 problem, the steps after an intro), with a second one when nearly as likely. It never refuses:
-`select` returns the quoted text with figures about its units (cosine, the question's words held, the
-subject share of the note, the asked-for shape, names missing), and `rag.outcome` decides
-whether that answers the question or only comes closest.
+`select` returns the quoted text with figures about its units (cosine, the question's words
+held, its lead over other notes, the asked-for shape, the rarest subject word the note lacks,
+names missing), and `rag.outcome` decides whether that answers the question or only comes
+closest.
 """
 
 from __future__ import annotations
@@ -183,10 +184,9 @@ class Extractive:
         absent = [w for terms, w, _ in s.subject if not terms & s.note[top.path]]
         features = {
             "cosine": cos[i0],
+            "absent": max(absent, default=0.0) / rarest if rarest else 0.0,
             "fix": float(is_fix(top.heading_path)),
             "cover": cover[i0],
-            "subject": s.share[top.marker],
-            "absent": max(absent, default=0.0) / rarest if rarest else 0.0,
             "margin": best - max(others, default=0.0),
             "complete": float(complete),
             "asks_shape": float(bool(wants)),
