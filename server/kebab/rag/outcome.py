@@ -10,9 +10,9 @@
 - `answered`: a quoted unit holds what was asked. For the extractive answerer, `confidence`
   weighs figures about the units it quoted (`Selection.features`: their cosine to the question,
   the question's words they hold, their lead over other notes, the asked-for shape, the rarest
-  subject word their note lacks, names missing) with weights fitted on labelled questions, leave-one-corpus-out
-  (`bench/fit_outcome.py`); a model's answer is `answered` when its claims are supported
-  (`attribution`), `closest` when it is not.
+  subject word their note lacks, names missing) with weights fitted on labelled questions,
+  leave-one-corpus-out (`bench/fit_outcome.py`); a model's answer is `answered` when its claims
+  are supported (`attribution`), `closest` when it is not.
 
 The thresholds and every sentence a person reads about the outcome live here too.
 """
