@@ -99,3 +99,105 @@ def test_a_screenshot_alone_is_never_the_answer(embedder: object) -> None:
     )
     assert "`-p`" in answer, answer
     assert "![image]" not in answer, answer
+
+
+GUARD = (
+    "# Double submits\n\n"
+    "People double-click save in the admin and create duplicate records. I disable the form "
+    "for two seconds after a submit, so it can never stay stuck.\n\n"
+    "I added this to the admin's base template:\n\n"
+    "```javascript\n"
+    "function protectForm(form) {\n"
+    "  var locked = false;\n"
+    "  form.addEventListener('submit', (ev) => {\n"
+    "    if (locked) {\n"
+    "      ev.preventDefault();\n"
+    "      return;\n"
+    "    }\n"
+    "    locked = true;\n"
+    "    setTimeout(() => {\n"
+    "      locked = false;\n"
+    "    }, 2000);\n"
+    "  });\n"
+    "}\n"
+    "window.addEventListener('load', () => {\n"
+    "  Array.from(document.querySelectorAll('form')).forEach(protectForm);\n"
+    "});\n"
+    "```\n"
+)
+
+
+def test_a_code_block_of_twenty_lines_is_quoted_whole(embedder: object) -> None:
+    """A snippet a note gives as its answer is read whole when it fits a screen: cut to the
+    lines most like the question, the `setTimeout` that unlocks the form fell under `...`."""
+    answer = _answer(
+        embedder,
+        "What JS stops a second submit but never leaves the form stuck?",
+        "double-submit.md",
+        GUARD,
+    )
+    assert "preventDefault" in answer and "setTimeout" in answer and "2000" in answer, answer
+    assert "\n...\n" not in answer, answer
+
+
+KINDS = (
+    "# Set operators\n\n"
+    "A set operator combines the rows of several SELECT statements into one result. "
+    "Both SELECT clauses need the same number of columns. "
+    "The columns at each position need compatible types, not the same ones. "
+    "The kinds are as follows. "
+    "Oracle writes MINUS where MSSQL writes EXCEPT.\n\n"
+    "- `UNION`: union; duplicate rows become one\n"
+    "- `UNION ALL`: union; duplicate rows are all kept\n"
+    "- `INTERSECT`: rows in both\n"
+    "- `EXCEPT`: rows in the first only\n\n"
+    "A set operator sorts nothing unless asked. ORDER BY goes after the last SELECT. "
+    "Parentheses group the operators. Column names come from the first SELECT. "
+    "Views may use them too.\n"
+)
+
+
+def test_a_sentence_introducing_a_list_is_quoted_with_the_list(embedder: object) -> None:
+    """ "The kinds are as follows." quoted without what follows promises what it leaves out."""
+    answer = _answer(
+        embedder,
+        "What must the columns of two SELECT clauses have in common to combine them?",
+        "sets.md",
+        KINDS,
+    )
+    assert "as follows" in answer, answer
+    assert "`UNION ALL`" in answer and "`EXCEPT`: rows" in answer, answer
+
+
+POSITIVE = (
+    "# Positive numbers in TypeScript\n\n"
+    "TypeScript's `number` type allows every number. "
+    "To allow only positive values, without -1 or -2, you declare a type of your own. "
+    "The Stack Overflow answer below explains it.\n\n"
+    "https://stackoverflow.com/questions/21224922/non-negative-integer-in-typescript\n\n"
+    "```typescript\n"
+    "declare type PositiveNumber<N extends number> = number extends N\n"
+    "\t? N\n"
+    "\t: `${N}` extends `-${string}`\n"
+    "\t\t? never\n"
+    "\t\t: N;\n"
+    "```\n\n"
+    "It works on literals only. A variable typed `number` passes unchecked. "
+    "Generic functions need the type parameter spelled out. The error reads as a type error. "
+    "Editors show it at once. Tests need no change. Runtime checks are still wise. "
+    "Libraries like zod check at runtime. The two go well together.\n"
+)
+
+
+def test_a_sentence_introducing_a_block_after_a_link_is_quoted_with_the_block(
+    embedder: object,
+) -> None:
+    """ "The answer below explains it." then a link, then the type: the block is what was asked."""
+    answer = _answer(
+        embedder,
+        "Can a TypeScript type reject negative numbers at compile time?",
+        "positive.md",
+        POSITIVE,
+    )
+    assert "below explains it" in answer, answer
+    assert "PositiveNumber" in answer and "never" in answer, answer
