@@ -6,6 +6,7 @@ quoting answerer's Markdown parsed as every editor's preview parses it."""
 
 from __future__ import annotations
 
+import pytest
 from markdown_it import MarkdownIt
 
 from kebab.llm import Evidence
@@ -157,18 +158,6 @@ KINDS = (
 )
 
 
-def test_a_sentence_introducing_a_list_is_quoted_with_the_list(embedder: object) -> None:
-    """ "The kinds are as follows." quoted without what follows promises what it leaves out."""
-    answer = _answer(
-        embedder,
-        "What must the columns of two SELECT clauses have in common to combine them?",
-        "sets.md",
-        KINDS,
-    )
-    assert "as follows" in answer, answer
-    assert "`UNION ALL`" in answer and "`EXCEPT`: rows" in answer, answer
-
-
 POSITIVE = (
     "# Positive numbers in TypeScript\n\n"
     "TypeScript's `number` type allows every number. "
@@ -189,15 +178,30 @@ POSITIVE = (
 )
 
 
-def test_a_sentence_introducing_a_block_after_a_link_is_quoted_with_the_block(
-    embedder: object,
+@pytest.mark.parametrize(
+    ("question", "path", "text", "lead_in", "follows"),
+    [
+        (  # "The kinds are as follows." with the list after it
+            "What must the columns of two SELECT clauses have in common to combine them?",
+            "sets.md",
+            KINDS,
+            "as follows",
+            ["`UNION ALL`", "`EXCEPT`: rows"],
+        ),
+        (  # "The answer below explains it.", a link, then the type it points at
+            "Can a TypeScript type reject negative numbers at compile time?",
+            "positive.md",
+            POSITIVE,
+            "below explains it",
+            ["PositiveNumber", "never"],
+        ),
+    ],
+)
+def test_a_sentence_that_introduces_what_follows_is_quoted_with_it(
+    embedder: object, question: str, path: str, text: str, lead_in: str, follows: list[str]
 ) -> None:
-    """ "The answer below explains it." then a link, then the type: the block is what was asked."""
-    answer = _answer(
-        embedder,
-        "Can a TypeScript type reject negative numbers at compile time?",
-        "positive.md",
-        POSITIVE,
-    )
-    assert "below explains it" in answer, answer
-    assert "PositiveNumber" in answer and "never" in answer, answer
+    """A sentence that announces a list or a block, quoted without it, promises what the answer
+    leaves out: the list right after it, or the block after one more unit (a link), comes too."""
+    answer = _answer(embedder, question, path, text)
+    assert lead_in in answer, answer
+    assert all(f in answer for f in follows), answer
