@@ -159,3 +159,56 @@ async def test_closest_lists_one_passage_per_note_before_a_second_of_any(
     distinct = len(set(paths))
     assert paths[:distinct] == list(dict.fromkeys(paths)), paths  # every note once, first
     assert distinct >= 3, paths
+
+
+TROUBLES = {
+    f"troubles/{name}.md": f"## 문제\n\n{problem}\n\n## 해결\n\n{fix}\n"
+    for name, problem, fix in [
+        (
+            "compose-name",
+            "도커 컴포즈로 올리면 컨테이너 이름 앞에 상위 폴더 이름이 자동으로 붙는다.",
+            "실행할 때 `-p` 옵션으로 프로젝트 이름을 직접 지정한다.",
+        ),
+        (
+            "compose-network",
+            "도커 컴포즈로 올린 컨테이너끼리 서로 이름으로 접속이 안 된다.",
+            "두 서비스를 같은 `networks:` 항목에 넣는다.",
+        ),
+        (
+            "compose-volume",
+            "도커 컴포즈 볼륨에 넣은 파일이 컨테이너 안에서 보이지 않는다.",
+            "볼륨 경로를 `./data:/app/data`처럼 상대 경로로 적는다.",
+        ),
+    ]
+}
+
+
+async def test_a_question_describing_a_problem_is_answered_with_its_fix(
+    make_ws: MakeWorkspace,
+) -> None:
+    """The question restates the note's problem nearly word for word; the answer is the fix
+    under it, said with the confidence the problem's match gives (the problem was quoted)."""
+    ws = make_ws(notes=TROUBLES)
+    answer = await ask(
+        ws, "도커 컴포즈 컨테이너 이름 앞에 폴더 이름이 자동으로 붙는데 어떻게 바꿔?"
+    )
+    assert answer.outcome == "answered", answer.answer
+    assert "`-p` 옵션" in answer.answer, answer.answer
+    assert "자동으로 붙는다" not in answer.answer, answer.answer
+    assert [c.path for c in answer.citations] == ["troubles/compose-name.md"]
+
+
+async def test_closest_lists_a_notes_fix_before_the_problem_it_resolves(
+    make_ws: MakeWorkspace,
+) -> None:
+    """A question that describes a problem matches the note's problem section best; what a
+    person needs from the listing is the section that resolves it, listed first for its note."""
+    ws = make_ws(notes=TROUBLES)
+    near = await ask(
+        ws, "도커 컴포즈에서 컨테이너가 죽으면 자동으로 다시 띄우는 재시작 정책은 어떻게 정해?"
+    )
+    assert near.outcome == "closest", near.answer
+    listed = [(c.path, c.heading_path[-1]) for c in near.candidates if c.path in TROUBLES]
+    assert len({p for p, _ in listed}) == 3, listed
+    for path in TROUBLES:
+        assert next(h for p, h in listed if p == path) == "해결", listed

@@ -19,6 +19,7 @@ closest.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Protocol
@@ -133,12 +134,19 @@ class Extractive:
             ),
             passage,
         )
+        likely = dict(ranked)[passage]
+        # A problem section is never the answer: what resolves it, later in its note, is
+        # quoted instead, as likely as the two together (the question matched the problem).
+        problem = passage
+        fix = _fix_of(s.content, problem, dict(ranked))
+        if fix is not None:
+            passage = fix
+            likely += dict(ranked)[fix]
         order = sorted(
             range(len(found)),
             key=lambda i: (found[i][0].marker != passage, -scores[i] * s.weight[i], i),
         )
         i0 = order[0]
-        best = scores[i0]
         top = found[i0][0]
         complete = _complete(question, found[i0][1], _context(top))
         symptom = next(
@@ -152,8 +160,7 @@ class Extractive:
             None,
         )
         chosen = _chosen(found, order, scores, complete, symptom)
-        likely = dict(ranked)[passage]
-        other, also = next(((m, p) for m, p in ranked if m != passage), (None, 0.0))
+        other, also = next(((m, p) for m, p in ranked if m not in (passage, problem)), (None, 0.0))
         if (
             other is not None
             and s.mine[other]
@@ -168,7 +175,7 @@ class Extractive:
             )
             done = _complete(question, found[again[0]][1], _context(found[again[0]][0]))
             chosen += [i for i in _chosen(found, again, scores, done, None) if i not in chosen]
-        chosen = _with_what_they_point_at(found, chosen)
+        chosen = _with_what_they_point_at(found, _gaps_filled(found, chosen))
         text = render(found, chosen, question)
         quoted = " ".join(found[i][1] for i in chosen)
         asked = names(question)
@@ -182,12 +189,20 @@ class Extractive:
         ]
         rarest = max((w for _, w, _ in s.subject), default=0.0)
         absent = [w for terms, w, _ in s.subject if not terms & s.note[top.path]]
+        # A fix quoted for the problem the question described is vouched for by that match:
+        # the problem's best unit, not the fix's words, says how near the question it is.
+        p0 = (
+            i0
+            if fix is None
+            else min(order, key=lambda i: (found[i][0].marker != problem, -scores[i]))
+        )
+        i1 = max((i0, p0), key=lambda i: (scores[i], -i))
         features = {
-            "cosine": cos[i0],
+            "cosine": cos[i1],
             "absent": max(absent, default=0.0) / rarest if rarest else 0.0,
             "fix": float(is_fix(top.heading_path)),
-            "cover": cover[i0],
-            "margin": best - max(others, default=0.0),
+            "cover": cover[i1],
+            "margin": scores[i1] - max(others, default=0.0),
             "complete": float(complete),
             "asks_shape": float(bool(wants)),
             "shape": float(bool(wants) and all(w.search(quoted) for w in wants)),
@@ -365,6 +380,27 @@ def unit_vectors(
     return [v for v in vecs if v is not None], embedded[: len(extra)]
 
 
+def _fix_of(content: list[Evidence], marker: int, likely: dict[int, float]) -> int | None:
+    """The passage that resolves passage `marker` when that one describes a problem ("## 문제",
+    "## Error"): the first fix section ("## 해결", "## Solution") after it in its note, among
+    the passages with units to quote (`likely`); None otherwise."""
+    at = {ev.marker: ev for ev in content}
+    problem = at[marker]
+    if not is_symptom(problem.heading_path):
+        return None
+    return next(
+        (
+            ev.marker
+            for ev in sorted(content, key=lambda e: e.start_line)
+            if ev.path == problem.path
+            and ev.start_line > problem.start_line
+            and is_fix(ev.heading_path)
+            and ev.marker in likely
+        ),
+        None,
+    )
+
+
 def _complete(question: str, unit: str, context: str = "") -> bool:
     """Whether the unit holds every kind of thing the question asks for (a number, a version, a
     flag...); False when the question asks for no particular kind (how, why: an instruction
@@ -538,6 +574,20 @@ _POINTS_BACK = re.compile(
     r"|위의|위와|앞의|앞서|위에서",
     re.I,
 )
+
+
+GAP = 2  # units left out between two quoted units of a passage, at most, before they come too
+
+
+def _gaps_filled(found: list[tuple[Evidence, str]], chosen: list[int]) -> list[int]:
+    """`chosen` with the units between two of its units of one passage when at most `GAP` lie
+    between them: a quote that skips a sentence or two reads as one jumping over its point."""
+    out = list(chosen)
+    mine = sorted(chosen)
+    for a, b in itertools.pairwise(mine):
+        if found[a][0] is found[b][0] and 1 < b - a <= GAP + 1:
+            out += [j for j in range(a + 1, b) if j not in out]
+    return out
 
 
 def _with_what_they_point_at(found: list[tuple[Evidence, str]], chosen: list[int]) -> list[int]:
