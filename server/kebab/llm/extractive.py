@@ -122,26 +122,8 @@ class Extractive:
         # thing asked (`_complete`: "15분" for "몇 분"), a second passage nearly as likely is
         # quoted after it (`lead.SECOND`): the problem and its fix, the intro and its steps;
         # never a translation of the first (in the other language, or with the same code).
-        table = lead.table(question, s)
-        ranked = lead.ranked(table)
-        passage = ranked[0][0]
-        # between a passage and its translation, the one in the asker's language is quoted
-        passage = next(
-            (
-                m
-                for m, _ in ranked
-                if not s.mine[passage] and s.mine[m] and _restates(found, passage, m)
-            ),
-            passage,
-        )
-        likely = dict(ranked)[passage]
-        # A problem section is never the answer: what resolves it, later in its note, is
-        # quoted instead, as likely as the two together (the question matched the problem).
-        problem = passage
-        fix = _fix_of(s.content, problem, dict(ranked))
-        if fix is not None:
-            passage = fix
-            likely += dict(ranked)[fix]
+        ranked = lead.ranked(lead.table(question, s))
+        passage, problem, fix, likely = _passage(s, ranked)
         order = sorted(
             range(len(found)),
             key=lambda i: (found[i][0].marker != passage, -scores[i] * s.weight[i], i),
@@ -383,6 +365,27 @@ def unit_vectors(
     for row, i in enumerate(todo):
         vecs[i] = embedded[len(extra) + row]
     return [v for v in vecs if v is not None], embedded[: len(extra)]
+
+
+def _passage(s: Read, ranked: list[tuple[int, float]]) -> tuple[int, int, int | None, float]:
+    """The passage to quote from and how likely it holds the answer: the likeliest (`ranked`),
+    or the one in the asker's language when that restates it. A problem section is never the
+    answer: what resolves it, later in its note, is quoted instead (`fix`), as likely as the
+    two together (the question matched the `problem`)."""
+    passage = ranked[0][0]
+    passage = next(
+        (
+            m
+            for m, _ in ranked
+            if not s.mine[passage] and s.mine[m] and _restates(s.found, passage, m)
+        ),
+        passage,
+    )
+    likely = dict(ranked)[passage]
+    fix = _fix_of(s.content, passage, dict(ranked))
+    if fix is None:
+        return passage, passage, None, likely
+    return fix, passage, fix, likely + dict(ranked)[fix]
 
 
 def _fix_of(content: list[Evidence], marker: int, likely: dict[int, float]) -> int | None:
