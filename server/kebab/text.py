@@ -8,7 +8,9 @@ no CJK morphology and bigrams keep `설정은` and `설정을` matching.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import Protocol, TypeVar
 
 import tantivy
 
@@ -498,3 +500,35 @@ def is_symptom(heading_path: list[str]) -> bool:
 def is_fix(heading_path: list[str]) -> bool:
     """A passage under a heading that names what resolves a problem ("## 해결", "## Fix")."""
     return bool(heading_path) and bool(_FIX.match(heading_path[-1]))
+
+
+class Section(Protocol):
+    """A passage of a note, placed: an evidence passage or a search hit."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def heading_path(self) -> list[str]: ...
+    @property
+    def start_line(self) -> int: ...
+
+
+S = TypeVar("S", bound=Section)
+
+
+def fix_for(problem: S, among: Iterable[S]) -> S | None:
+    """The passage that resolves `problem` when it describes one ("## 문제", "## Error"): the
+    first of `among`, in the caller's order of preference, that sits under a fix heading
+    ("## 해결", "## Solution") after it in its note; None otherwise."""
+    if not is_symptom(problem.heading_path):
+        return None
+    return next(
+        (
+            s
+            for s in among
+            if s.path == problem.path
+            and s.start_line > problem.start_line
+            and is_fix(s.heading_path)
+        ),
+        None,
+    )

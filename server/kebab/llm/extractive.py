@@ -35,6 +35,7 @@ from kebab.text import (
     MOOD_WORDS,
     STOPWORDS,
     coverage,
+    fix_for,
     is_fix,
     is_korean,
     is_name,
@@ -389,24 +390,13 @@ def _passage(s: Read, ranked: list[tuple[int, float]]) -> tuple[int, int, int | 
 
 
 def _fix_of(content: list[Evidence], marker: int, likely: dict[int, float]) -> int | None:
-    """The passage that resolves passage `marker` when that one describes a problem ("## 문제",
-    "## Error"): the first fix section ("## 해결", "## Solution") after it in its note, among
-    the passages with units to quote (`likely`); None otherwise."""
+    """The passage that resolves passage `marker` when that one describes a problem
+    (`text.fix_for`), the likeliest of its fix sections among the passages with units to quote
+    (`likely`); None otherwise."""
     at = {ev.marker: ev for ev in content}
-    problem = at[marker]
-    if not is_symptom(problem.heading_path):
-        return None
-    return next(
-        (
-            ev.marker
-            for ev in sorted(content, key=lambda e: e.start_line)
-            if ev.path == problem.path
-            and ev.start_line > problem.start_line
-            and is_fix(ev.heading_path)
-            and ev.marker in likely
-        ),
-        None,
-    )
+    ranked = sorted((at[m] for m in likely if m in at), key=lambda ev: -likely[ev.marker])
+    fix = fix_for(at[marker], ranked)
+    return None if fix is None else fix.marker
 
 
 def _problem_of(content: list[Evidence], marker: int, likely: dict[int, float]) -> int | None:

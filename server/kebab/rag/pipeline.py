@@ -46,7 +46,7 @@ from kebab.rag import attribution, conflicts, hyde, outcome, prompt, relevance
 from kebab.rag.gate import Prepared, retrieve, search_query, thread_fill, with_history
 from kebab.rag.outcome import gate_cosines, refusal_words
 from kebab.search import scoped
-from kebab.text import is_fix, is_symptom
+from kebab.text import fix_for
 
 log = logging.getLogger(__name__)
 OnText = Callable[[str], None]
@@ -434,15 +434,9 @@ def _fix_first(ranked: list[Hit]) -> list[Hit]:
     among the five listed for 0.83 of them, against 0.67 in retrieval's order."""
     out: list[Hit] = []
     for h in ranked:
-        if is_symptom(h.heading_path):
-            out += [
-                f
-                for f in ranked
-                if f.path == h.path
-                and f.start_line > h.start_line
-                and is_fix(f.heading_path)
-                and f not in out
-            ][:1]
+        fix = fix_for(h, [f for f in ranked if f not in out])
+        if fix is not None:
+            out.append(fix)
         if h not in out:
             out.append(h)
     return out
