@@ -178,7 +178,7 @@ class Extractive:
         # The fix shares few of the question's words by nature. Each corpus held out in turn,
         # hyunolike-troubleshooting's coverage went from 0.32 to 0.53 (precision 0.87 -> 0.80),
         # and, over all, unanswerables answered from 0.24 to 0.21 at coverage 0.49 -> 0.52.
-        vouch = problem if fix is not None else _problem_of(s.content, passage, dict(ranked))
+        vouch = problem if fix is not None else _problem_of(s.content, passage, ranked)
         p0 = (
             i0
             if vouch is None
@@ -382,38 +382,31 @@ def _passage(s: Read, ranked: list[tuple[int, float]]) -> tuple[int, int, int | 
         ),
         passage,
     )
-    likely = dict(ranked)[passage]
-    fix = _fix_of(s.content, passage, dict(ranked))
+    likely = dict(ranked)
+    fix = _fix_of(s.content, passage, ranked)
     if fix is None:
-        return passage, passage, None, likely
-    return fix, passage, fix, likely + dict(ranked)[fix]
+        return passage, passage, None, likely[passage]
+    return fix, passage, fix, likely[passage] + likely[fix]
 
 
-def _fix_of(content: list[Evidence], marker: int, likely: dict[int, float]) -> int | None:
+def _fix_of(content: list[Evidence], marker: int, ranked: list[tuple[int, float]]) -> int | None:
     """The passage that resolves passage `marker` when that one describes a problem
-    (`text.fix_for`), the likeliest of its fix sections among the passages with units to quote
-    (`likely`); None otherwise."""
+    (`text.fix_for`): the likeliest of its fix sections among the passages with units to quote
+    (`ranked`); None otherwise."""
     at = {ev.marker: ev for ev in content}
-    ranked = sorted((at[m] for m in likely if m in at), key=lambda ev: -likely[ev.marker])
-    fix = fix_for(at[marker], ranked)
+    fix = fix_for(at[marker], (at[m] for m, _ in ranked))
     return None if fix is None else fix.marker
 
 
-def _problem_of(content: list[Evidence], marker: int, likely: dict[int, float]) -> int | None:
-    """The problem section ("## 문제") that fix section `marker` resolves: the last one before
-    it in its note, among the passages with units to quote; None otherwise."""
+def _problem_of(
+    content: list[Evidence], marker: int, ranked: list[tuple[int, float]]
+) -> int | None:
+    """The problem section ("## 문제") that fix section `marker` resolves (`text.fix_for`, read
+    the other way): the last one before it in its note, among the passages with units to quote;
+    None otherwise."""
     at = {ev.marker: ev for ev in content}
     fix = at[marker]
-    if not is_fix(fix.heading_path):
-        return None
-    before = [
-        ev
-        for ev in content
-        if ev.path == fix.path
-        and ev.start_line < fix.start_line
-        and is_symptom(ev.heading_path)
-        and ev.marker in likely
-    ]
+    before = [at[m] for m, _ in ranked if fix_for(at[m], [fix]) is fix]
     return max(before, key=lambda e: e.start_line).marker if before else None
 
 
@@ -506,6 +499,16 @@ WHOLE_CHARS = 2500
 LIST_ITEMS = 12  # a list this long or shorter is quoted whole when its item answers
 
 
+def _in(found: list[tuple[Evidence, str]], i: int, ev: Evidence) -> bool:
+    """Whether unit `i` exists and belongs to passage `ev`."""
+    return 0 <= i < len(found) and found[i][0] is ev
+
+
+def _item(found: list[tuple[Evidence, str]], i: int, ev: Evidence) -> bool:
+    """Whether unit `i` is a list item of passage `ev`."""
+    return _in(found, i, ev) and bool(LIST_ITEM.match(found[i][1]))
+
+
 def _window(found: list[tuple[Evidence, str]], i0: int, complete: bool) -> list[int]:
     """The best unit with its neighbours in its passage: two after and one before it (a fact
     often sits next to the sentence most like the question: "... cache CORS responses.
@@ -515,10 +518,10 @@ def _window(found: list[tuple[Evidence, str]], i0: int, complete: bool) -> list[
     top = found[i0][0]
 
     def here(i: int) -> bool:
-        return 0 <= i < len(found) and found[i][0] is top
+        return _in(found, i, top)
 
     def item(i: int) -> bool:
-        return here(i) and bool(LIST_ITEM.match(found[i][1]))
+        return _item(found, i, top)
 
     if complete:
         return [i0]
@@ -635,19 +638,12 @@ def _what_follows(found: list[tuple[Evidence, str]], i: int) -> list[int]:
     passage (a link, "on Windows:"). Quoted without it, the sentence promises what the answer
     leaves out."""
     ev = found[i][0]
-
-    def here(j: int) -> bool:
-        return j < len(found) and found[j][0] is ev
-
-    def item(j: int) -> bool:
-        return here(j) and bool(LIST_ITEM.match(found[j][1]))
-
     for j in (i + 1, i + 2):
-        if here(j) and is_block(found[j][1]):
+        if _in(found, j, ev) and is_block(found[j][1]):
             return list(range(i + 1, j + 1))
-        if item(j):
+        if _item(found, j, ev):
             end = j
-            while item(end + 1) and end + 1 - j < LIST_ITEMS:
+            while _item(found, end + 1, ev) and end + 1 - j < LIST_ITEMS:
                 end += 1
             return list(range(i + 1, end + 1))
     return []

@@ -434,7 +434,7 @@ def _fix_first(ranked: list[Hit]) -> list[Hit]:
     among the five listed for 0.83 of them, against 0.67 in retrieval's order."""
     out: list[Hit] = []
     for h in ranked:
-        fix = fix_for(h, [f for f in ranked if f not in out])
+        fix = fix_for(h, (f for f in ranked if f not in out))  # read only for a problem
         if fix is not None:
             out.append(fix)
         if h not in out:
