@@ -18,6 +18,15 @@ INBOX = (
     "How do I archive finished tasks?\n\n"
     "More notes below.\n"
 )
+# ... and one of sections, whose last asks nothing: the note is judged whole.
+SECTIONS = (
+    "# Inbox\n\n## Todoist\n\n"
+    "How do I sync tasks with Todoist?\n\n"
+    "Can tasks sync both ways?\n\n"
+    "Why do synced tasks lose their due dates?\n\n"
+    "## Later\n\n"
+    "The Todoist Sync plugin looked promising.\n"
+)
 # ... and one that holds the question word for word.
 VERBATIM = INBOX.replace("How do I sync tasks with Todoist?", "Can I sync my tasks to Todoist?")
 
@@ -49,3 +58,23 @@ def test_a_note_is_asking_when_most_of_its_lines_are_questions() -> None:
     assert not is_asking("**How do I restart?**\nRun `reboot`.\n\n**Why?**\nUpdates.\n")
     assert not is_asking("## Motivation\n\nHow can I list tasks due this week?\n\nUse a query.")
     assert not is_asking("```python\nwhy = input('why?')\nhow = input('how?')\n```\n")
+
+
+async def test_a_note_of_questions_answered_in_place_is_then_quoted(make_ws: MakeWorkspace) -> None:
+    """Whether a note is mostly questions is kept per note between asks (every ask weighs a
+    dozen notes): once the asker writes the answers into it, the next ask reads it again."""
+    ws = make_ws(notes={"Inbox.md": SECTIONS})
+    question = "How do I sync tasks with Todoist?"
+    before = await ask(ws, question)
+    assert all(c.path != "Inbox.md" for c in before.citations), before.answer
+    (ws.root / "Inbox.md").write_text(
+        "# Todoist\n\n"
+        "Tasks sync with Todoist through the Todoist Sync plugin: install it, paste your API "
+        "token into its settings, and it syncs every five minutes.\n",
+        encoding="utf-8",
+    )
+    ws.refresh()
+    after = await ask(ws, question)
+    assert after.outcome == "answered", after.answer
+    assert [c.path for c in after.citations][:1] == ["Inbox.md"], after.answer
+    assert "Todoist Sync plugin" in after.answer

@@ -586,10 +586,15 @@ def _english_index(term_of: Callable[[str], list[str]]) -> dict[str, list[str]]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _compact_glossary() -> dict[str, str]:
+    return {_compact(k): v for k, v in KO_EN.items()}
+
+
 def english_for(korean_text: str) -> list[str]:
     """English words for the Korean glossary words inside `korean_text`, longest match first
     (`마감일` is "due date", not `마감` and then nothing)."""
-    table = {_compact(k): v for k, v in KO_EN.items()}
+    table = _compact_glossary()
     words: list[str] = []
     for match in _korean_pattern().finditer(_compact(korean_text)):
         words += table[match.group(0)].split()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import Protocol, TypeVar
 
@@ -304,7 +305,9 @@ def translated_words(question: str) -> list[frozenset[str]]:
     return [frozenset(cjk_terms(word)) for word in korean_for(latin, latin_terms)]
 
 
-def coverage(words: list[frozenset[str]], have: set[str], context: set[str] | None = None) -> float:
+def coverage(
+    words: list[frozenset[str]], have: AbstractSet[str], context: AbstractSet[str] | None = None
+) -> float:
     """Share of the question's words found in `have` (0..1), each word counting once; a Korean
     word counts by the share of its bigrams present; a word found only in `context` (the
     passage's headings) counts half."""
@@ -318,9 +321,11 @@ def coverage(words: list[frozenset[str]], have: set[str], context: set[str] | No
     return total / len(words)
 
 
-def terms_of(text: str) -> set[str]:
-    """Every term `text` is indexed as, any script."""
-    return set(latin_terms(text)) | set(cjk_terms(text))
+@lru_cache(maxsize=2048)
+def terms_of(text: str) -> frozenset[str]:
+    """Every term `text` is indexed as, any script; kept per text, as every ask reads its
+    passages' units again."""
+    return frozenset(latin_terms(text)) | frozenset(cjk_terms(text))
 
 
 def is_name(word: str, question: str) -> bool:
@@ -462,6 +467,17 @@ _LIGHT_VERBS = frozenset(
 )
 
 
+def _quoted(word: str, question: str) -> bool:
+    """Whether `word` stands in quotes in `question` (`mentions 'hotfix'`)."""
+    start = question.find(word)
+    while start >= 0:
+        end = start + len(word)
+        if start and question[start - 1] in "'\"`‘“" and question[end : end + 1] in tuple("'\"`’”"):
+            return True
+        start = question.find(word, start + 1)
+    return False
+
+
 def is_phrasing(word: str, question: str) -> bool:
     """Whether a word of the question reads as how it is put rather than what it is about: an
     adverb (`silently`), a verb form (`eating`, `broke` aside), a preposition or conjunction
@@ -470,7 +486,7 @@ def is_phrasing(word: str, question: str) -> bool:
     w = word.lower()
     if w.endswith(("ly", "ing", "ed")) or w in _CLOSED or w in _LIGHT_VERBS:
         return True
-    if re.search(rf"['\"`‘“]{re.escape(word)}['\"`’”]", question):
+    if _quoted(word, question):
         return True
     words = re.findall(r"[\w'’-]+", question.lower())
     for i, x in enumerate(words):

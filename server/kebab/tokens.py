@@ -33,6 +33,20 @@ def encoding(name: str = "cl100k_base") -> tiktoken.Encoding:
 
 def count(text: str) -> int:
     """Number of cl100k tokens in `text` (special-token text counted as plain text)."""
+    return _kept(text) if len(text) <= KEPT_CHARS else _count(text)
+
+
+# A passage's count is kept (the same passages and labels come back ask after ask); a whole
+# prompt is not worth keeping, being asked once.
+KEPT_CHARS = 4000
+
+
+@lru_cache(maxsize=2048)
+def _kept(text: str) -> int:
+    return _count(text)
+
+
+def _count(text: str) -> int:
     return len(encoding().encode(text, disallowed_special=()))
 
 

@@ -271,17 +271,19 @@ def is_question(line: str) -> bool:
     return bool(bare) and not bare.startswith("#") and bool(_QUESTION_END.search(bare))
 
 
-def question_blocks(text: str) -> list[tuple[list[str], list[int]]]:
+@lru_cache(maxsize=2048)
+def question_blocks(text: str) -> tuple[tuple[tuple[str, ...], tuple[int, ...]], ...]:
     """(questions, the block's line numbers) for each paragraph or list of the passage that asks
     something: the lines written around a question belong to it (an inbox's "More notes
-    below."), not to an answer. Line numbers are 0-based in `text`."""
+    below."), not to an answer. Line numbers are 0-based in `text`. Kept per text: every ask
+    reads the same passages for it."""
     lines = text.split("\n")
     out = []
     for block in _paragraphs(lines, lists=True):
-        asked = [lines[i].strip() for i in block if is_question(lines[i])]
+        asked = tuple(lines[i].strip() for i in block if is_question(lines[i]))
         if asked:
-            out.append((asked, block))
-    return out
+            out.append((asked, tuple(block)))
+    return tuple(out)
 
 
 def _paragraphs(lines: list[str], lists: bool = False) -> list[list[int]]:

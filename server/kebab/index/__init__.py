@@ -79,6 +79,7 @@ class Index:
         self._queries: dict[str, np.ndarray] = {}  # text → vector, oldest first (embed_query)
         self._query_lock = threading.Lock()
         self._korean_share: tuple[int, float] = (-1, 0.0)  # (passage count, share): korean_share
+        self._asking: dict[str, tuple[str, bool]] = {}  # path → (content hash, verdict): note_asks
         self._lockfile: IO[str] | None = None
         try:
             self._open(writable=True)
@@ -261,6 +262,22 @@ class Index:
         with self._query_lock:
             self._korean_share = (count, share)
         return share
+
+    def note_asks(self, path: str) -> bool:
+        """Whether the note at `path` is mostly questions (`units.is_asking`: an inbox), kept
+        per note until its content changes: every ask weighs a dozen notes, and reading each
+        whole again cost more than the rest of the search."""
+        doc = self.store.document(path)
+        if doc is None:
+            return False
+        with self._query_lock:
+            kept = self._asking.get(path)
+        if kept is not None and kept[0] == doc.content_hash:
+            return kept[1]
+        verdict = units.is_asking("\n\n".join(c.text for _, c in self.store.chunks_of(path)))
+        with self._query_lock:
+            self._asking[path] = (doc.content_hash, verdict)
+        return verdict
 
     def unknown_words(self, question: str, besides: frozenset[str] = frozenset()) -> list[str]:
         """The question's Latin-script content words (3+ letters, not numbers) that no note

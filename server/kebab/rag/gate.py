@@ -13,7 +13,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 
 import msgspec
 
@@ -221,12 +220,12 @@ def _asks(index: Index, req: AskRequest) -> Callable[[str, list[str], str], bool
     mostly questions (`units.is_asking`: an inbox, whatever is asked; a note of many passages is
     judged whole, so its passage of remarks is set aside with its questions)."""
 
-    @cache
-    def note_asks(path: str) -> bool:
-        return is_asking("\n\n".join(c.text for _, c in index.store.chunks_of(path)))
-
     def asks(path: str, heading_path: list[str], text: str) -> bool:
-        return _holds_question(req, path, heading_path, text) or is_asking(text) or note_asks(path)
+        return (
+            _holds_question(req, path, heading_path, text)
+            or is_asking(text)
+            or index.note_asks(path)
+        )
 
     return asks
 
