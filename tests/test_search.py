@@ -354,3 +354,42 @@ def test_a_loanword_pattern_spells_the_word_it_came_from():
         pattern = latin_pattern(korean)
         assert pattern is not None and re.fullmatch(pattern, latin_terms(english)[0]), korean
     assert latin_pattern("docker") is None and latin_pattern("가") is None
+
+
+# A note and its translation --------------------------------------------------------------------
+
+TRANSLATED = {
+    "docs/en/backup.md": "# Backups\n\nThe NAS backs up every night at 02:30 with restic. "
+    "Snapshots are kept for 30 days; `restic forget --keep-daily 30 --prune` removes older "
+    "ones.\n",
+    "docs/ko/backup.md": "# 백업\n\nNAS는 매일 밤 02:30에 restic으로 백업한다. 스냅샷은 30일 동안 "
+    "보관하며, 오래된 스냅샷은 `restic forget --keep-daily 30 --prune`으로 지운다.\n",
+    # the same file name in the other language, about something else: not a translation
+    "memo/ko/backup.md": "# 백업 메모\n\n사진 앨범은 외장 하드에 따로 옮겨 두었다. 다음 달에 "
+    "클라우드에도 올릴 예정이다.\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "mine", "translation"),
+    [
+        ("how long are restic snapshots kept?", "docs/en/backup.md", "docs/ko/backup.md"),
+        ("restic 스냅샷은 며칠 동안 보관해?", "docs/ko/backup.md", "docs/en/backup.md"),
+    ],
+    ids=["english", "korean"],
+)
+def test_a_note_and_its_translation_are_listed_once_in_the_askers_language(
+    make_ws, query: str, mine: str, translation: str
+) -> None:
+    ws = make_ws(notes=TRANSLATED)
+    found = paths(ws.search(query, k=10))
+    assert mine in found, found
+    assert translation not in found, found
+
+
+def test_a_note_of_the_same_name_in_the_other_language_that_says_something_else_stays(
+    make_ws,
+) -> None:
+    ws = make_ws(notes=TRANSLATED)
+    found = paths(ws.search("backup", k=20, mode="lexical"))
+    assert {"docs/en/backup.md", "memo/ko/backup.md"} <= set(found), found

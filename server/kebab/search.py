@@ -10,14 +10,17 @@ holds the answer in one sentence among many unrelated ones is found by that sent
 throw away how far ahead a clear winner is; scores keep it, and the fused score says something
 (a 0.98 and a 0.41 are not a tie). Passages that are mostly a list of links (an index note) rank
 after passages with content, and a passage in the other script than the question's (Hangul or
-not) after its translation. Ties go to the better lexical rank, then the chunk id. Raw BM25 and
-cosine scores ride along on each hit for the refusal gate and for eval.
+not) after its translation; a passage and its translation (`docs/en/x.md`, `docs/ko/x.md`,
+meaning the same) are listed once, in the question's language. Ties go to the better lexical
+rank, then the chunk id. Raw BM25 and cosine scores ride along on each hit for the refusal gate
+and for eval.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from kebab.errors import NothingMatches
@@ -110,7 +113,68 @@ def search(
         vector = _complete_cosines(index, qvec, vector, pool)
         units = _best_unit_cosines(index, qvec, {key: chunks[key] for key in pool if key in chunks})
     ranked = fuse(lexical[:candidates], vector, fusion, chunks, query, units)
-    return [h for h in ranked if h.chunk_id and not only_kebab_answers(h.text)][:k]
+    shown = [h for h in ranked if h.chunk_id and not only_kebab_answers(h.text)]
+    return _translations_folded(index, query, shown, {c.id: key for key, c in chunks.items()}, k)
+
+
+# A passage of a note with the same file name as another candidate's, in the other language
+# (`pages/common/tar.md`, `pages.ko/common/tar.md`; `docs/en/x.md`, `docs/ko/x.md`), is its
+# translation when the two mean the same: on tldr's 6,647 translated pages the two passages'
+# cosine is 0.92 at the median and above 0.83 for 95 of 100; two pages in the two languages
+# drawn at random are at 0.30 (0.45 for 95 of 100).
+TRANSLATION_COSINE = 0.8
+
+
+def _translations_folded(
+    index: Index, query: str, hits: list[Hit], keys: dict[str, int], k: int
+) -> list[Hit]:
+    """The first `k` hits, a passage and its translation counted once: in the question's
+    language, at the better of the two places and scores. Each says what the other says, so
+    the second would only take the place of a passage that says something else (in the search
+    list, the evidence, the closest passages listed)."""
+    korean = is_korean(query)
+    out: list[Hit] = []
+    taken: set[str] = set()
+    for h in hits:
+        if len(out) == k:
+            break
+        if h.chunk_id in taken:
+            continue
+        taken.add(h.chunk_id)
+        if is_korean(h.text) != korean and (twin := _translation(index, h, hits, keys, korean)):
+            if twin.chunk_id in taken:  # listed already, in the question's language
+                continue
+            taken.add(twin.chunk_id)
+            h = msgspec.structs.replace(twin, score=max(twin.score, h.score))
+        out.append(h)
+    return out
+
+
+def _translation(
+    index: Index, hit: Hit, hits: list[Hit], keys: dict[str, int], korean: bool
+) -> Hit | None:
+    """The candidate in the question's language that `hit` (in the other one) translates."""
+    name = hit.path.rsplit("/", 1)[-1]
+    twins = [
+        o
+        for o in hits
+        if o.path != hit.path and o.path.rsplit("/", 1)[-1] == name and is_korean(o.text) == korean
+    ]
+    if not twins or hit.chunk_id not in keys:
+        return None
+    vectors = index.chunk_vectors([keys[hit.chunk_id], *(keys[o.chunk_id] for o in twins)])
+    mine = vectors.get(keys[hit.chunk_id])
+    if mine is None:
+        return None
+    return next(
+        (
+            o
+            for o in twins
+            if (v := vectors.get(keys[o.chunk_id])) is not None
+            and float(mine @ v) >= TRANSLATION_COSINE
+        ),
+        None,
+    )
 
 
 def related(
