@@ -322,3 +322,14 @@ def test_a_long_table_in_a_block_is_quoted_around_the_row_asked_for(embedder: ob
     quoted = [line.split() for line in answer.splitlines()]
     assert ["16GB", "4GB"] in quoted and "...\n```" in answer, answer
     assert ["1GB", "1GB"] not in quoted and ["512GB", "128GB"] not in quoted, answer
+
+
+async def test_a_hyphenated_everyday_word_the_notes_lack_is_not_a_name_they_lack(
+    notes_ws: Workspace,
+) -> None:
+    """ "quick-and-dirty" is how the question is put, not a thing it asks about: the note on
+    counting tokens answers it, rather than kebab saying the notes never mention it."""
+    answer = await ask(notes_ws, "What's the quick-and-dirty way to count a prompt's tokens?")
+    assert answer.outcome != "not_answered", answer.answer
+    assert "quick-and-dirty" not in (answer.refusal_text or ""), answer.refusal_text
+    assert [c.path for c in answer.citations + answer.candidates][:1] == ["llm/count-tokens.md"]

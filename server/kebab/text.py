@@ -333,8 +333,17 @@ def is_name(word: str, question: str) -> bool:
     `ssl-keyfile`, `v2`) rather than an everyday word (`phone`, `underneath`): a question about a
     thing no note names is not answered from notes about its neighbours, however close in
     meaning they are. A capital that only starts the sentence makes no name; a Latin-script
-    word in a Korean question is one (`Todoist API는 어떻게 호출하나요?`)."""
-    if any(c.isupper() for c in word[1:]) or any(c.isdigit() or c in "-_." for c in word):
+    word in a Korean question is one (`Todoist API는 어떻게 호출하나요?`). A hyphen makes a name
+    of a word written as code (`--ssl-keyfile`, in backticks) or holding more than lower-case
+    letters; "sanity-check" and "bill-paying" are everyday words put together."""
+    if any(c.isupper() for c in word[1:]) or any(c.isdigit() or c in "_." for c in word):
+        return True
+    if "-" in word and (
+        not word.replace("-", "").isalpha()
+        or not word[1:].islower()
+        or _quoted(word, question)
+        or f"-{word}" in question
+    ):
         return True
     if is_korean(question):  # a Korean question says its everyday words in Korean
         return True
