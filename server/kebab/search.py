@@ -158,7 +158,10 @@ def _translation(
     twins = [
         o
         for o in hits
-        if o.path != hit.path and o.path.rsplit("/", 1)[-1] == name and is_korean(o.text) == korean
+        if o.path != hit.path
+        and o.path.rsplit("/", 1)[-1] == name
+        and is_korean(o.text) == korean
+        and o.chunk_id in keys
     ]
     if not twins or hit.chunk_id not in keys:
         return None

@@ -476,12 +476,16 @@ _LIGHT_VERBS = frozenset(
 )
 
 
+_OPENING_QUOTES = tuple("'\"`‘“")
+_CLOSING_QUOTES = tuple("'\"`’”")
+
+
 def _quoted(word: str, question: str) -> bool:
     """Whether `word` stands in quotes in `question` (`mentions 'hotfix'`)."""
     start = question.find(word)
     while start >= 0:
-        end = start + len(word)
-        if start and question[start - 1] in "'\"`‘“" and question[end : end + 1] in tuple("'\"`’”"):
+        before, after = question[start - 1 : start], question[start + len(word) :][:1]
+        if before in _OPENING_QUOTES and after in _CLOSING_QUOTES:
             return True
         start = question.find(word, start + 1)
     return False
