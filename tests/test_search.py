@@ -393,3 +393,10 @@ def test_a_note_of_the_same_name_in_the_other_language_that_says_something_else_
     ws = make_ws(notes=TRANSLATED)
     found = paths(ws.search("backup", k=20, mode="lexical"))
     assert {"docs/en/backup.md", "memo/ko/backup.md"} <= set(found), found
+
+
+def test_a_passages_translation_is_not_among_its_related_passages(make_ws) -> None:
+    ws = make_ws(notes=TRANSLATED)
+    related = paths(ws.related("docs/en/backup.md", 3, k=10, linked=False))
+    assert "docs/ko/backup.md" not in related, related
+    assert related, "other notes are still related"

@@ -19,6 +19,7 @@ and for eval.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import msgspec
 import numpy as np
@@ -150,18 +151,32 @@ def _translations_folded(
     return out
 
 
+class _Passage(Protocol):
+    path: str
+    text: str
+
+
+def _twins(a: _Passage, b: _Passage) -> bool:
+    """Whether two passages could be a page and its translation: notes of the same file name,
+    in the two languages. They are when they also mean the same (`TRANSLATION_COSINE`)."""
+    return (
+        a.path != b.path
+        and a.path.rsplit("/", 1)[-1] == b.path.rsplit("/", 1)[-1]
+        and is_korean(a.text) != is_korean(b.text)
+    )
+
+
+def _translates(other: Chunk, cos: float, chunk: Chunk) -> bool:
+    """Whether `other`, at cosine `cos` to `chunk`, is its translation."""
+    return cos >= TRANSLATION_COSINE and _twins(other, chunk)
+
+
 def _translation(
     index: Index, hit: Hit, hits: list[Hit], keys: dict[str, int], korean: bool
 ) -> Hit | None:
     """The candidate in the question's language that `hit` (in the other one) translates."""
-    name = hit.path.rsplit("/", 1)[-1]
     twins = [
-        o
-        for o in hits
-        if o.path != hit.path
-        and o.path.rsplit("/", 1)[-1] == name
-        and is_korean(o.text) == korean
-        and o.chunk_id in keys
+        o for o in hits if is_korean(o.text) == korean and o.chunk_id in keys and _twins(o, hit)
     ]
     if not twins or hit.chunk_id not in keys:
         return None
@@ -188,9 +203,10 @@ def related(
     linked: frozenset[str] = frozenset(),
 ) -> list[Hit]:
     """The passages closest in meaning to the indexed passage `key`, best first: from its stored
-    vector (embedded now only when it has none yet), never itself, and not other passages of its
-    own note unless `same_note`. Then, marked `linked`, the closest passage of up to `k` notes
-    in `linked` (those its note links to or from) that are not among them."""
+    vector (embedded now only when it has none yet), never itself nor its translation, and not
+    other passages of its own note unless `same_note`; a passage and its translation once, in
+    its language. Then, marked `linked`, the closest passage of up to `k` notes in `linked`
+    (those its note links to or from) that are not among them."""
     chunk = index.store.chunks_by_key([key]).get(key)
     if chunk is None:
         return []
@@ -207,10 +223,12 @@ def related(
         if other in chunks
         and (same_note or chunks[other].path != chunk.path)
         and not only_kebab_answers(chunks[other].text)
+        and not _translates(chunks[other], cos, chunk)
     ]
     for h in hits:
         h.linked = h.path in linked
-    top = hits[:k]
+    keys = {c.id: other for other, c in chunks.items()}
+    top = _translations_folded(index, chunk.text, hits, keys, k)
     shown = {h.path for h in top} | {chunk.path}
     # Notes linked to or from this one join, marked, with their passage closest in meaning.
     joining = [h for p in sorted(linked - shown) if (h := _closest_passage(index, vec, p))]
