@@ -54,6 +54,33 @@ async def test_a_question_the_notes_answer_is_answered_and_cited(notes_ws: Works
     assert answer.citations and answer.citations[0].path == "ops/backup.md"
 
 
+async def test_a_stricter_answered_at_makes_the_same_answer_closest(
+    make_ws: MakeWorkspace, tmp_path: Path
+) -> None:
+    """`rag.answered_at` is how sure the quote must be: the same question, the same notes,
+    answered at the default and only listed (the same note first) when the bar is higher than
+    its confidence."""
+    question = "what time does the nightly backup start?"
+    sure = await ask(make_ws(root=tmp_path / "a", notes=NOTES), question, explain=True)
+    assert sure.outcome == "answered", sure.answer
+    confidence = sure.explain["outcome"]["confidence"]
+    strict = make_ws(
+        root=tmp_path / "b", notes=NOTES, rag={"answered_at": min(confidence + 0.01, 1.0)}
+    )
+    unsure = await ask(strict, question)
+    assert unsure.outcome == "closest" and not unsure.grounded, unsure.answer
+    assert [c.path for c in unsure.candidates][:1] == ["ops/backup.md"]
+
+
+def test_answered_at_outside_zero_to_one_is_an_error_naming_it(tmp_path: Path) -> None:
+    from kebab.config import load
+    from kebab.errors import ConfigError
+
+    (tmp_path / "kebab.toml").write_text("[rag]\nanswered_at = 1.5\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="answered_at"):
+        load(tmp_path, env={})
+
+
 async def test_the_fix_is_quoted_not_the_symptom_the_question_describes(
     notes_ws: Workspace,
 ) -> None:

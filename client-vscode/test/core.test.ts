@@ -38,11 +38,11 @@ describe("settings", () => {
   it("sends only what the user set, under the server's config keys", () => {
     const set: Record<string, unknown> = {
       "llm.backend": "ollama", "llm.endpoint": "http://127.0.0.1:11434", "llm.model": "", "llm.apiKeyEnv": "OPENAI_API_KEY",
-      "search.k": 5, "search.mode": "lexical", indexDir: "~/idx", serverPath: "/x/kebab",
+      "search.k": 5, "search.mode": "lexical", "rag.answeredAt": 0.6, indexDir: "~/idx", serverPath: "/x/kebab",
     };
     assert.deepEqual(serverOptions((s) => set[s], (p) => p.replace("~", "/home/me")), {
       llm: { backend: "ollama", endpoint: "http://127.0.0.1:11434", api_key_env: "OPENAI_API_KEY" },
-      search: { k: 5, mode: "lexical" }, index_dir: "/home/me/idx",
+      search: { k: 5, mode: "lexical" }, rag: { answered_at: 0.6 }, index_dir: "/home/me/idx",
     });
     assert.deepEqual(serverOptions(() => undefined), {});
   });

@@ -14,7 +14,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 import platformdirs
@@ -69,6 +69,10 @@ class RagConfig(msgspec.Struct, forbid_unknown_fields=True):
     # only phrases the question ("kick off", "for a while") needs a match 0.7 times as close.
     unknown_word_cosine: float | None = None
     min_lexical_coverage: float = 0.34
+    # How sure the extractive answerer must be that its quote holds what was asked to call it
+    # `answered` (below it: `closest`). Higher answers less often and is wrong less often:
+    # docs/quality.md has the measured trade (risk-coverage tables, each corpus held out).
+    answered_at: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
     prompt_template_version: str = "rag-v1"
     # Cite a model's unmarked (or mis-marked) sentences with the passage that supports them
     # (`citations[].by = "kebab"`); false: only the model's own `[#n]` markers count.

@@ -14,12 +14,14 @@ export const SETTING_KEYS: Readonly<Record<string, readonly string[]>> = {
   "llm.apiKeyEnv": ["llm", "api_key_env"],
   "search.k": ["search", "k"],
   "search.mode": ["search", "mode"],
+  "rag.answeredAt": ["rag", "answered_at"],
   indexDir: ["index_dir"],
 };
 
 export type ServerOptions = {
   llm?: { backend?: string; endpoint?: string; model?: string; api_key_env?: string };
   search?: { k?: number; mode?: string };
+  rag?: { answered_at?: number };
   index_dir?: string;
 };
 

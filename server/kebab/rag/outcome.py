@@ -121,7 +121,7 @@ WEIGHTS: dict[str, float] = {
 }
 # `lead` is the likelihood `llm.lead` gives the quoted passages of holding the answer, among
 # the `lead.AMONG` likeliest (so that it does not move with `search.k`).
-# `confidence` at or above this is `answered`. Weights fitted with `bench/fit_outcome.py
+# `confidence` at or above this is `answered` (the default of `rag.answered_at`). Weights fitted with `bench/fit_outcome.py
 # --precision 0.75 --unanswered 0.2` on the sets worded like people's questions (fitted
 # threshold 0.57: coverage 0.49, unanswerables answered 0.17 on them). At 0.50 the same sets
 # stay within both bounds (precision 0.87, unanswerables answered 0.19) and coverage is 0.58; a
@@ -145,7 +145,7 @@ def unknown_share(question: str, unknown: list[str]) -> float:
     return len(missing) / len(asked) if asked else 0.0
 
 
-def after_quoting(features: dict[str, float]) -> Outcome:
+def after_quoting(features: dict[str, float], answered_at: float = ANSWERED_AT) -> Outcome:
     """`answered` when the quoted units hold what was asked, else `closest`. Evidence that
     lacks most of the names the question is about (`pool_size`, `max_overflow`) cannot hold
     what was asked, nor can notes that lack more than half of its words anywhere
@@ -157,7 +157,7 @@ def after_quoting(features: dict[str, float]) -> Outcome:
         or features.get("unknown_share", 0.0) > 0.5
     ):
         return "closest"
-    return "answered" if confidence(features) >= ANSWERED_AT else "closest"
+    return "answered" if confidence(features) >= answered_at else "closest"
 
 
 def after_answering(grounded: bool, refusal: RefusalReason | None, found: bool) -> Outcome:

@@ -150,7 +150,7 @@ async def _generate(
     if isinstance(llm, Quoter) and p.outcome == "closest" and not named:  # its figures decide
         p.outcome, p.refusal = None, None
     if p.refusal is None and isinstance(llm, Quoter):
-        await asyncio.to_thread(_quote, llm, p)
+        await asyncio.to_thread(_quote, llm, p, cfg.rag.answered_at)
     refusal = p.refusal
     if refusal is not None:
         # One wording: what is streamed is what `refusal_text` says, in every door.
@@ -197,10 +197,11 @@ async def _generate(
     return await asyncio.to_thread(finish, index, cfg, llm, p, text, refusal, error, first_ms)
 
 
-def _quote(llm: Quoter, p: Prepared) -> None:
+def _quote(llm: Quoter, p: Prepared, answered_at: float) -> None:
     """A quoting answerer's choice, judged before anything is streamed: what it quoted is the
-    answer when `outcome` finds it holds what was asked; otherwise the passages come closest
-    (the one it would have quoted first) and no claim is quoted as the answer."""
+    answer when `outcome` finds it holds what was asked (its confidence at least `answered_at`,
+    `rag.answered_at`); otherwise the passages come closest (the one it would have quoted
+    first) and no claim is quoted as the answer."""
     req = p.request
     chosen = llm.select(req.question, p.evidence, thread_words(p))
     unknown = _unknown(p)
@@ -211,7 +212,7 @@ def _quote(llm: Quoter, p: Prepared) -> None:
     p.extra["features"] = features
     p.extra["confidence"] = round(outcome.confidence(features), 4) if chosen.features else 0.0
     p.extra["quoted"] = chosen.text
-    if chosen.text and outcome.after_quoting(features) == "answered":
+    if chosen.text and outcome.after_quoting(features, answered_at) == "answered":
         return
     p.outcome, p.refusal = "closest", "llm_self_judge"
     first = next((int(m) for m in MARKER.findall(chosen.text)), None)
