@@ -121,8 +121,9 @@ WEIGHTS: dict[str, float] = {
 }
 # `lead` is the likelihood `llm.lead` gives the quoted passages of holding the answer, among
 # the `lead.AMONG` likeliest (so that it does not move with `search.k`).
-# `confidence` at or above this is `answered` (the default of `rag.answered_at`). Weights fitted with `bench/fit_outcome.py
-# --precision 0.75 --unanswered 0.2` on the sets worded like people's questions (fitted
+# `confidence` at or above this is `answered` (the default of the `rag.answered_at` setting).
+# Weights fitted with `bench/fit_outcome.py --precision 0.75 --unanswered 0.2` on the sets
+# worded like people's questions (fitted
 # threshold 0.57: coverage 0.49, unanswerables answered 0.17 on them). At 0.50 the same sets
 # stay within both bounds (precision 0.87, unanswerables answered 0.19) and coverage is 0.58; a
 # question the fixture notes answer plainly with a config block ("sshd 접속 유지 설정은 어떻게
