@@ -124,10 +124,11 @@ WEIGHTS: dict[str, float] = {
 # `confidence` at or above this is `answered` (the default of the `rag.answered_at` setting).
 # Weights fitted with `bench/fit_outcome.py --precision 0.75 --unanswered 0.2` on the sets
 # worded like people's questions (fitted threshold 0.57: coverage 0.49, unanswerables
-# answered 0.17 on them). At 0.50 the same sets stay within both bounds (precision 0.87, unanswerables answered 0.19) and coverage is 0.58; a
-# question the fixture notes answer plainly with a config block ("sshd 접속 유지 설정은 어떻게
-# 해?", 0.503) is answered. Over the 689 labelled questions: precision 0.85, coverage 0.65,
-# unanswerables answered 0.17. docs/quality.md has the risk-coverage table, each corpus held out.
+# answered 0.17 on them). At 0.50 the same sets stay within both bounds (precision 0.87,
+# unanswerables answered 0.19) and coverage is 0.58; a question the fixture notes answer
+# plainly with a config block ("sshd 접속 유지 설정은 어떻게 해?", 0.503) is answered. Over the
+# 689 labelled questions: precision 0.85, coverage 0.65, unanswerables answered 0.17.
+# docs/quality.md has the risk-coverage table, each corpus held out.
 ANSWERED_AT = 0.5
 
 
