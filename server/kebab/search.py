@@ -142,7 +142,7 @@ def _translations_folded(
         if h.chunk_id in taken:
             continue
         taken.add(h.chunk_id)
-        if is_korean(h.text) != korean and (twin := _translation(index, h, hits, keys, korean)):
+        if is_korean(h.text) != korean and (twin := _translation(index, h, hits, keys)):
             if twin.chunk_id in taken:  # listed already, in the question's language
                 continue
             taken.add(twin.chunk_id)
@@ -171,13 +171,9 @@ def _translates(other: Chunk, cos: float, chunk: Chunk) -> bool:
     return cos >= TRANSLATION_COSINE and _twins(other, chunk)
 
 
-def _translation(
-    index: Index, hit: Hit, hits: list[Hit], keys: dict[str, int], korean: bool
-) -> Hit | None:
+def _translation(index: Index, hit: Hit, hits: list[Hit], keys: dict[str, int]) -> Hit | None:
     """The candidate in the question's language that `hit` (in the other one) translates."""
-    twins = [
-        o for o in hits if is_korean(o.text) == korean and o.chunk_id in keys and _twins(o, hit)
-    ]
+    twins = [o for o in hits if o.chunk_id in keys and _twins(o, hit)]
     if not twins or hit.chunk_id not in keys:
         return None
     vectors = index.chunk_vectors([keys[hit.chunk_id], *(keys[o.chunk_id] for o in twins)])
