@@ -205,3 +205,31 @@ def test_a_sentence_that_introduces_what_follows_is_quoted_with_it(
     answer = _answer(embedder, question, path, text)
     assert lead_in in answer, answer
     assert all(f in answer for f in follows), answer
+
+
+TMUX = (
+    "# tmux\n\n"
+    "> Terminal multiplexer.\n\n"
+    "- Start a new named session:\n\n`tmux new -s {{name}}`\n\n"
+    "- Detach from the current session (inside a tmux session):\n\n`<Ctrl b><d>`\n\n"
+    "- Kill a session by target name:\n\n`tmux kill-session -t {{name}}`\n\n"
+    "In Java the map is a `Map<String, List<Integer>>`; <abbr title='terminal'>TTY</abbr> "
+    "is the device.\n"
+)
+
+
+def test_what_a_code_span_holds_is_quoted_as_written_not_read_as_html(embedder: object) -> None:
+    """`<Ctrl b><d>` in backticks is the keys to press, not an HTML tag: quoted as an empty
+    code span, the answer told a person to press nothing. Inline HTML in prose still reads as
+    its text."""
+    answer = _answer(embedder, "How do I detach from a tmux session?", "tmux.md", TMUX)
+    assert "`<Ctrl b><d>`" in answer, answer
+    assert "``" not in answer.replace("```", ""), answer
+    java = _answer(embedder, "What type is the map in Java, and what is TTY?", "tmux.md", TMUX)
+    assert "`Map<String, List<Integer>>`" in java, java
+    assert "<abbr" not in java and "TTY" in java, java
+    table = (
+        "# cd\n\n| argument | examples |\n| --- | --- |\n| `..` | `cd ..`<br>`cd ../Pictures` |\n"
+    )
+    cd = _answer(embedder, "How do I go up to the parent folder with cd?", "cd.md", table)
+    assert "`cd ..` `cd ../Pictures`" in cd, cd  # a line break between spans, not one long span

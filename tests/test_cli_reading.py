@@ -93,6 +93,24 @@ def test_search_prints_clean_excerpts(where: list[str], capsys: pytest.CaptureFi
     assert excerpt == "roast --parsnips Roast the parsnips as in Oven for forty minutes.", out
 
 
+def test_an_excerpt_shows_code_as_written(
+    where: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tags and emphasis marks are Markdown in prose and code inside backticks or a fence: the
+    keys `<Ctrl b><d>` and `__init__.py` were shown as nothing and as "init.py"."""
+    root = Path(where[1])
+    (root / "tools" / "tmux.md").write_text(
+        "# Tmux keys\n\nDetach with `<Ctrl b><d>`, then edit `__init__.py` in <b>vim</b> now.\n\n"
+        "```html\n<kbd>q</kbd>\n```\n",
+        encoding="utf-8",
+    )
+    assert main(["search", "tmux detach keys", "-k", "1", *where]) == 0
+    out = capsys.readouterr().out
+    assert "tools/tmux.md" in out
+    excerpt = out.split("\n")[1].strip()
+    assert excerpt == "Detach with <Ctrl b><d>, then edit __init__.py in vim now. <kbd>q</kbd>", out
+
+
 def test_numbered_steps_are_quoted_as_a_list(
     where: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -88,6 +88,23 @@ def test_comments_includes_block_markers_and_bare_links_are_not_quotable() -> No
     assert units(text) == ["Run the server.", "Use `--reload` while developing."]
 
 
+def test_template_tags_and_includes_in_code_are_the_code() -> None:
+    """In prose, `{% for %}` is a site template's directive and `{* file *}` a file's place;
+    in a code block or span they are what a Django or Jekyll note shows, and quoting the code
+    without them (`<form>` and `</form>` with nothing between) teaches the wrong thing."""
+    text = (
+        "Add `{% csrf_token %}` to every form.\n\n{% for x in y %}\n\n"
+        "```html\n<form>\n  {% csrf_token %}\n</form>\n```\n\n"
+        "```Python\n{!> ../../docs_src/a.py!}\n```\n\n"
+        "| arg | use |\n| --- | --- |\n| `..` | `cd ..`<br>`cd ../x` |\n"
+    )
+    assert units(text) == [
+        "Add `{% csrf_token %}` to every form.",
+        "```html\n<form>\n  {% csrf_token %}\n</form>\n```",
+        "arg: `..`; use: `cd ..`<br>`cd ../x`",
+    ]
+
+
 def test_a_list_of_links_is_navigation_and_prose_is_not() -> None:
     index = "# Index\n\n- [[Backups]]\n- [[Restore]]\n- [[Redis]]\n- [[Nginx]]\n"
     assert is_navigation(index)

@@ -27,6 +27,7 @@ from kebab.syntax import (
     WIKILINK_HEADING,
     WIKILINK_HEADING_HERE,
     WIKILINK_NOTE,
+    outside_code,
 )
 
 _INLINE: list[tuple[re.Pattern[str], str]] = [
@@ -54,7 +55,7 @@ def excerpt(markdown: str, limit: int = 240) -> str:
     lines = HTML_COMMENT_TO_END.sub(" ", markdown.replace("\r\n", "\n")).split("\n")
     while lines and (not lines[0].strip() or HEADING_MARK.match(lines[0])):
         lines.pop(0)
-    text = " ".join(filter(None, (_plain(line) for line in lines)))
+    text = " ".join(filter(None, _plain_lines(lines)))
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
@@ -63,11 +64,29 @@ def excerpt(markdown: str, limit: int = 240) -> str:
     return (head[:space] if space > limit * 0.6 else head).rstrip() + "…"
 
 
+def _plain_lines(lines: list[str]) -> list[str]:
+    """Each line as plain text; a fenced block's lines are code, shown as written (`<div>`)."""
+    out: list[str] = []
+    fenced = False
+    for line in lines:
+        if FENCE_LINE.match(line):
+            fenced = not fenced
+            continue
+        out.append(line.strip() if fenced else _plain(line))
+    return out
+
+
 def _plain(line: str) -> str:
-    if FENCE_LINE.match(line) or TABLE_RULE.match(line):
+    if TABLE_RULE.match(line):
         return ""
-    for pattern, repl in _INLINE:
-        line = pattern.sub(repl, line)
+    # inside a code span, `<Ctrl b><d>`, `__init__` and `*args` are what they say
+    line = outside_code(line, _inline, lambda span: span.strip("`"))
     if line.count("|") >= 2:
         line = " · ".join(c.strip() for c in line.strip().strip("|").split("|") if c.strip())
     return line.strip()
+
+
+def _inline(text: str) -> str:
+    for pattern, repl in _INLINE:
+        text = pattern.sub(repl, text)
+    return text

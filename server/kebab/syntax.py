@@ -18,6 +18,7 @@ kebab's: it is the bottom of the layer map.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # Code fences ------------------------------------------------------------------------------------
 FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,})")
@@ -235,6 +236,46 @@ _CODE_SPAN = r"`[^`\n]*`"
 CODE_SPAN = re.compile(_CODE_SPAN)
 """An inline code span on one line (`` `restic backup` ``)."""
 
+
+def outside_code(line: str, clean: Callable[[str], str], code: Callable[[str], str] = str) -> str:
+    """`line` with `clean` applied to its prose only: a code span is code, and what it holds
+    (`<Ctrl b><d>`, `List<String>`, `__init__`) is shown as written (or as `code` makes it of
+    the whole span, backticks included). `clean` sees each span as a placeholder, so what
+    encloses one (`*see `x` here*`, `[`x`](url)`) is still read whole."""
+    spans: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        spans.append(m.group())
+        return f"\x00{len(spans) - 1}\x00"
+
+    cleaned = clean(CODE_SPAN.sub(hold, line.replace("\x00", "")))
+    return _HELD.sub(lambda m: code(spans[int(m.group(1))]), cleaned)
+
+
+_HELD = re.compile("\x00(\\d+)\x00")
+
+
+def in_prose(text: str, clean: Callable[[str], str]) -> str:
+    """`text` with `clean` applied to its prose only (`outside_code`), fenced code blocks kept
+    as written: a Django or Jekyll note's `{% csrf_token %}` is its code, not a directive."""
+    out: list[str] = []
+    run: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        after = fence_after(line, fence)
+        if fence or after:  # a fence line or a line inside the block
+            if run:
+                out.append(outside_code("\n".join(run), clean))
+                run = []
+            out.append(line)
+        else:
+            run.append(line)
+        fence = after
+    if run:
+        out.append(outside_code("\n".join(run), clean))
+    return "\n".join(out)
+
+
 NOT_PROSE = re.compile(
     r"```.*?```|~~~.*?~~~|" + _CODE_SPAN + r"|\{[^{}\n]*\}|\]\([^)\n]*\)", re.DOTALL
 )
@@ -278,9 +319,17 @@ as text, which keeps its units (`units.VERSION`)."""
 HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 """An HTML tag, opening or closing."""
 
+BR_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
+"""A line break (`a<br>b` in a table cell): a space where it stood, not nothing."""
+
 SNIPPET_INCLUDE = re.compile(r"\{[*!%][^{}\n]*[*!%]\}")
-"""A mkdocs / snippet include (`{* file.py *}`, `{! a.md !}`, `{% x %}`): a file's contents,
-never text of its own."""
+"""A mkdocs / snippet include (`{* file.py *}`, `{! a.md !}`) or a template tag (`{% x %}`) in
+prose: a file's contents or a directive, never text of its own (in code, `in_prose`, it is
+code)."""
+
+FILE_INCLUDE = re.compile(r"\{[*!][^{}\n]*[*!]\}")
+"""A mkdocs / snippet include (`{* file.py *}`, `{!> a.py !}`), in prose or in a fenced block:
+the file's contents go there when the site is built."""
 
 DIALECT_MARKER = re.compile(r"^(///|:::|!!!|\?\?\?\+?)(\s|$)|^(</?[A-Za-z][^<>]*>)+$")
 """A block marker of a Markdown dialect on a stripped line: pymdownx `/// tip`, fenced divs

@@ -21,6 +21,7 @@ from kebab.syntax import (
     CALLOUT_TYPE,
     DIALECT_MARKER,
     FENCE_LINE,
+    FILE_INCLUDE,
     FOOTNOTE_REFERENCE,
     HTML_COMMENT,
     IMAGE,
@@ -37,6 +38,8 @@ from kebab.syntax import (
     URL,
     closes,
     fence_after,
+    in_prose,
+    outside_code,
 )
 
 if TYPE_CHECKING:
@@ -53,7 +56,7 @@ EMBEDDED_CHARS = 1500  # of one unit
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
-VERSION = "units-8"
+VERSION = "units-9"
 _QUESTION_END = re.compile(r"[?？]$|[가-힣](까|까요|나요|가요|는가|는지|을지|니|냐)$")
 
 
@@ -76,7 +79,8 @@ def units(text: str) -> list[str]:
 
     fence: list[str] | None = None  # the open code block: its opening line, then its lines
     opener = ""  # the open block's fence: one opened with four backticks closes on four or more
-    lines = SNIPPET_INCLUDE.sub("", HTML_COMMENT.sub("", text)).split("\n")
+    text = in_prose(HTML_COMMENT.sub("", text), lambda prose: SNIPPET_INCLUDE.sub("", prose))
+    lines = outside_code(text, lambda t: FILE_INCLUDE.sub("", t)).split("\n")
     indented = _indented_code(lines)
     for i, raw in enumerate(lines):
         line = CALLOUT_TYPE.sub("", QUOTE_PREFIX.sub("", raw.strip())).strip()

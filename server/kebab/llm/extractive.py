@@ -29,7 +29,15 @@ import numpy as np
 from kebab.llm import Evidence, GenerateRequest, Selection, lead
 from kebab.llm.asks import COMMAND, WANTS, counted, key_terms, names
 from kebab.llm.lead import Read
-from kebab.syntax import CODE_SPAN, FOOTNOTE_LABEL, LIST_ITEM, NOT_PROSE
+from kebab.syntax import (
+    BR_TAG,
+    CODE_SPAN,
+    FOOTNOTE_LABEL,
+    HTML_TAG,
+    LIST_ITEM,
+    NOT_PROSE,
+    outside_code,
+)
 from kebab.text import (
     LATIN_WORD,
     MOOD_WORDS,
@@ -686,9 +694,8 @@ def _as_line(unit: str, keep_marker: bool = False) -> str:
     if unit.startswith("|"):
         unit = " | ".join(c.strip() for c in unit.strip().strip("|").split("|"))
     unit = FOOTNOTE_LABEL.sub("", unit)  # the source note's own footnotes point nowhere here
-    unit = re.sub(
-        r"</?[A-Za-z][^<>]*>", "", unit
-    )  # inline HTML (<abbr title=…>ISBN</abbr>): its text
+    # inline HTML (<abbr title=…>ISBN</abbr>): its text; a code span's `<Ctrl b><d>` is code
+    unit = outside_code(unit, lambda prose: HTML_TAG.sub("", BR_TAG.sub(" ", prose)))
     return re.sub(r"(\s+#[^\W\d][\w/-]*)+\s*$", "", unit)
 
 
