@@ -115,3 +115,22 @@ def test_no_block_or_list_of_any_corpus_breaks_a_note() -> None:
 if __name__ == "__main__":  # the count for a closing note: python tests/test_insert_markdown.py
     n, bad = corpus_check()
     print({"checked": n, "broke": len(bad), "first": bad[:3]})
+
+
+def test_a_quoted_link_or_image_points_where_it_did_once_inserted_elsewhere() -> None:
+    """A link is relative to the note it is written in: quoted from `tools/setup.md` into
+    `journal/2026/today.md`, `../img/shot.png` pointed at nothing and the image broke."""
+    unit = (
+        "Press Save: ![the dialog](../img/save%20dialog.png) and see "
+        "[Filters](filters.md#due-dates), [home](/index.md), [web](https://example.org/a.md) "
+        "and `[code](not/a/link.md)`."
+    )
+    ev = Evidence(1, "tools/setup.md", ["Section"], 1, 9, unit, "0" * 64, 1.0)
+    answer = render([(ev, unit)], [0], "")
+    body, _ = footnotes.render(answer, [_citation("tools/setup.md")], "journal/2026/today.md")
+    assert "![the dialog](../../img/save%20dialog.png)" in body, body
+    assert "[Filters](../../tools/filters.md#due-dates)" in body, body
+    assert "[home](/index.md)" in body and "[web](https://example.org/a.md)" in body, body
+    assert "`[code](not/a/link.md)`" in body, body  # code, as written
+    same, _ = footnotes.render(answer, [_citation("tools/setup.md")], "tools/today.md")
+    assert "](../img/save%20dialog.png)" in same and "](filters.md#due-dates)" in same, same

@@ -16,6 +16,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from itertools import takewhile
 from pathlib import Path
 from typing import Literal
@@ -31,9 +32,11 @@ from kebab.syntax import (
     FOOTNOTE_REFERENCE,
     HEADING,
     KEBAB_DEFINITION,
+    MARKDOWN_LINK,
     QUOTE_MARKER,
     SPACE_BEFORE_FOOTNOTE,
     fence_after,
+    outside_code,
 )
 
 # The model's citation marker: only `[#n]` counts (`[1]` and `vec![1]` are prose or code).
@@ -93,6 +96,8 @@ def render(
     """
     by_marker = {c.marker: c for c in citations}
     labels, new = _labels(answer, by_marker, first_label, style, cited or {})
+    if note_path is not None:
+        answer = _links_from(answer, by_marker, posixpath.dirname(note_path))
 
     def ref(match: re.Match[str]) -> str:
         n = int(match.group(1))
@@ -104,6 +109,39 @@ def render(
         definition_line(labels[n], by_marker[n], note_path) for n in (labels if all_defs else new)
     ]
     return body, defs
+
+
+def _links_from(answer: str, by_marker: dict[int, Citation], base: str) -> str:
+    """The answer with the relative links and images it quotes made relative to the folder
+    `base` it lands in: `![shot](../img/a.png)` quoted from `tools/setup.md` into
+    `journal/2026/today.md` becomes `../../img/a.png`, so Insert leaves no broken link. A line's
+    links are relative to the passage its last marker cites; code is left as written."""
+    out: list[str] = []
+    fence = ""
+    for line in answer.split("\n"):
+        after = fence_after(line, fence)
+        cites = [int(n) for n in MARKER.findall(line)]
+        source = by_marker.get(cites[-1]) if cites and not (fence or after) else None
+        if source is not None and posixpath.dirname(source.path) != base:
+            move = _moved(posixpath.dirname(source.path), base)
+            line = outside_code(line, partial(MARKDOWN_LINK.sub, move))
+        out.append(line)
+        fence = after
+    return "\n".join(out)
+
+
+def _moved(here: str, base: str) -> Callable[[re.Match[str]], str]:
+    def move(m: re.Match[str]) -> str:
+        target = m.group(2)
+        if re.match(r"[A-Za-z][\w+.-]*:|[/#]", target):  # a URL, a site path, an anchor
+            return m.group()
+        path, hash_, anchor = target.partition("#")
+        where = posixpath.normpath(posixpath.join(here, unquote(path)))
+        moved = posixpath.relpath(where, base or ".").replace(" ", "%20") + hash_ + anchor
+        at = m.start(2) - m.start()
+        return m.group()[:at] + moved + m.group()[at + len(target) :]
+
+    return move
 
 
 def labels(
