@@ -105,6 +105,25 @@ def test_template_tags_and_includes_in_code_are_the_code() -> None:
     ]
 
 
+def test_an_admonitions_and_a_content_tabs_body_is_prose_and_code_not_one_code_block() -> None:
+    """mkdocs-material indents a `!!! tip` or `=== "Tab"` body four spaces. Read as CommonMark,
+    its second paragraph was an indented code block, and its fenced block one fence inside
+    another: answers quoted prose as code and showed the fence lines."""
+    text = (
+        "!!! tip\n    Set it in `~/.bash_profile`.\n\n    Then reload it:\n\n"
+        "    ```sh\n    source .bash_profile\n    ```\n\n"
+        '=== "SciPy"\n\n    ```python\n    from scipy.stats import bernoulli\n    ```\n\n'
+        "Title\n===\n\n    an indented code block\n"
+    )
+    assert units(text) == [
+        "Set it in `~/.bash_profile`.",
+        "Then reload it:\n```sh\nsource .bash_profile\n```",
+        "SciPy:\n```python\nfrom scipy.stats import bernoulli\n```",
+        "Title ===",
+        "```\nan indented code block\n```",
+    ]
+
+
 def test_a_list_of_links_is_navigation_and_prose_is_not() -> None:
     index = "# Index\n\n- [[Backups]]\n- [[Restore]]\n- [[Redis]]\n- [[Nginx]]\n"
     assert is_navigation(index)

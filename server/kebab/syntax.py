@@ -331,6 +331,12 @@ FILE_INCLUDE = re.compile(r"\{[*!][^{}\n]*[*!]\}")
 """A mkdocs / snippet include (`{* file.py *}`, `{!> a.py !}`), in prose or in a fenced block:
 the file's contents go there when the site is built."""
 
+MKDOCS_BLOCK = re.compile(r"^([ ]*)(?:(!!!|\?\?\?\+?)[ \t]+(\w.*)|(===\+?)[ \t]+(\".*))$")
+"""A mkdocs-material block whose body is indented four spaces under it: an admonition (`!!! tip`,
+`??? note "Title"`, `???+ tip`) or a content tab (`=== "Python"`); group 1 its indentation, 2 and
+3 an admonition's marker and type, 4 and 5 a tab's marker and quoted title. Not a setext
+heading's `===` rule, nor a line of `!!!`."""
+
 DIALECT_MARKER = re.compile(r"^(///|:::|!!!|\?\?\?\+?)(\s|$)|^(</?[A-Za-z][^<>]*>)+$")
 """A block marker of a Markdown dialect on a stripped line: pymdownx `/// tip`, fenced divs
 `::: note`, mkdocs admonitions `!!! warning "Title"` and `???+`, and lines of nothing but HTML

@@ -30,6 +30,7 @@ from kebab.syntax import (
     LINKS_ONLY,
     LIST_ITEM,
     MAYBE_INDENTED_CODE,
+    MKDOCS_BLOCK,
     QUOTE_PREFIX,
     QUOTED_CODE_MARKERS,
     SNIPPET_INCLUDE,
@@ -81,6 +82,7 @@ def units(text: str) -> list[str]:
     opener = ""  # the open block's fence: one opened with four backticks closes on four or more
     text = in_prose(HTML_COMMENT.sub("", text), lambda prose: SNIPPET_INCLUDE.sub("", prose))
     lines = outside_code(text, lambda t: FILE_INCLUDE.sub("", t)).split("\n")
+    lines = _mkdocs_bodies(lines)
     indented = _indented_code(lines)
     for i, raw in enumerate(lines):
         line = CALLOUT_TYPE.sub("", QUOTE_PREFIX.sub("", raw.strip())).strip()
@@ -159,6 +161,31 @@ def _commonmark() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark")
+
+
+def _mkdocs_bodies(lines: list[str]) -> list[str]:
+    """`lines` with each mkdocs-material admonition's and content tab's body one level out: read
+    as CommonMark, a body's second paragraph or its fenced block, four spaces in, is an indented
+    code block, and prose was quoted in a code block or a fence inside another. A tab's title
+    (`=== "SciPy"`) leads into its body as `SciPy:`; an admonition's line stays markup."""
+    if "!!!" not in "".join(lines) and "???" not in "".join(lines) and "===" not in "".join(lines):
+        return lines
+    out = list(lines)
+    for i in range(len(out)):
+        block = MKDOCS_BLOCK.match(out[i])
+        if block is None:
+            continue
+        inner = len(block.group(1)) + 4
+        j = i + 1
+        while j < len(out) and (
+            not out[j].strip() or len(out[j]) - len(out[j].lstrip(" ")) >= inner
+        ):
+            out[j] = out[j][4:] if out[j].strip() else out[j]
+            j += 1
+        if block.group(4):
+            title = block.group(5).strip().strip('"')
+            out[i] = f"{block.group(1)}{title}:" if title else ""
+    return out
 
 
 def _indented_code(lines: list[str]) -> set[int]:

@@ -32,6 +32,7 @@ from kebab.llm.lead import Read
 from kebab.syntax import (
     BR_TAG,
     CODE_SPAN,
+    FOOTNOTE_DEFINITION,
     FOOTNOTE_LABEL,
     HTML_TAG,
     LIST_ITEM,
@@ -693,7 +694,8 @@ def _as_line(unit: str, keep_marker: bool = False) -> str:
         unit = LIST_ITEM.sub("", unit)
     if unit.startswith("|"):
         unit = " | ".join(c.strip() for c in unit.strip().strip("|").split("|"))
-    unit = FOOTNOTE_LABEL.sub("", unit)  # the source note's own footnotes point nowhere here
+    # the source note's own footnotes point nowhere here; a definition is quoted as its text
+    unit = FOOTNOTE_LABEL.sub("", FOOTNOTE_DEFINITION.sub("", unit).lstrip())
     # inline HTML (<abbr title=…>ISBN</abbr>): its text; a code span's `<Ctrl b><d>` is code
     unit = outside_code(unit, lambda prose: HTML_TAG.sub("", BR_TAG.sub(" ", prose)))
     return re.sub(r"(\s+#[^\W\d][\w/-]*)+\s*$", "", unit)
