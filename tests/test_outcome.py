@@ -69,6 +69,9 @@ async def test_a_stricter_answered_at_makes_the_same_answer_closest(
     )
     unsure = await ask(strict, question)
     assert unsure.outcome == "closest" and not unsure.grounded, unsure.answer
+    # what it would have quoted comes first, every passage of it, in the order it quoted them
+    quoted = list(dict.fromkeys(c.chunk_id for c in sure.citations))
+    assert [c.chunk_id for c in unsure.candidates][: len(quoted)] == quoted, unsure.candidates
     assert [c.path for c in unsure.candidates][:1] == ["ops/backup.md"]
 
 
@@ -265,3 +268,24 @@ async def test_a_fix_is_answered_with_the_confidence_its_problems_match_gives(
     )
     assert answer.outcome == "answered", answer.answer
     assert "`@Modifying`" in answer.answer and "Not supported" not in answer.answer
+
+
+def test_closest_lists_the_passages_the_quote_would_have_held_first() -> None:
+    """The quote's second passage (from another note, nearly as likely to hold the answer) is
+    part of what it would have said: listed right after its first, not after every note
+    search ranked above it. Answerable `closest` questions on seven corpora: the passage
+    holding the key facts listed 0.752 -> 0.766. A second passage of the same note still waits
+    for one passage of each other note."""
+    from kebab.model import AskRequest, Hit
+    from kebab.rag.gate import Prepared
+    from kebab.rag.pipeline import nearest
+
+    def hit(chunk: str, score: float) -> Hit:
+        return Hit(chunk, f"{chunk[0]}.md", [chunk], 1, 2, chunk, chunk, score)
+
+    hits = [hit(c, s) for c, s in [("a1", 0.9), ("b", 0.8), ("c", 0.7), ("d", 0.6), ("a2", 0.5)]]
+    p = Prepared(AskRequest(question="q"), hits, [], [], "", None, 0.5, 0.5, "t", 0.0)
+    p.extra["first"] = ["a1", "d"]
+    assert [h.chunk_id for h in nearest(p, 5)] == ["a1", "d", "b", "c", "a2"]
+    p.extra["first"] = ["c", "a2"]
+    assert [h.chunk_id for h in nearest(p, 5)] == ["c", "a2", "b", "d", "a1"]
