@@ -233,3 +233,26 @@ def test_what_a_code_span_holds_is_quoted_as_written_not_read_as_html(embedder: 
     )
     cd = _answer(embedder, "How do I go up to the parent folder with cd?", "cd.md", table)
     assert "`cd ..` `cd ../Pictures`" in cd, cd  # a line break between spans, not one long span
+
+
+JOURNAL = (
+    "# journalctl\n\n> Query the systemd journal.\n\n"
+    "- Show the latest lines and follow new messages:\n\n`journalctl -n 20 -f`\n\n"
+    "- Show all error messages from the previous boot:\n\n`journalctl -b -1 -p 3`\n\n"
+    "- Show all messages by a specific unit:\n\n`journalctl -u {{unit}}`\n\n"
+    "- Show all messages by a specific process:\n\n`journalctl _PID={{pid}}`\n\n"
+    "- Filter messages within a time range:\n\n`journalctl --since yesterday --until now`\n\n"
+    "- Delete journal logs which are older than 2 days:\n\n`journalctl --vacuum-time 2d`\n"
+)
+
+
+def test_the_entry_asked_about_leads_a_menu_of_commands(embedder: object) -> None:
+    """A cheat sheet's bullets are a menu, each its own command: the one asked about was
+    quoted last of six. It now leads the list; the whole menu is still there, one list."""
+    answer = _answer(
+        embedder, "how do I throw away journal logs older than two days?", "j.md", JOURNAL
+    )
+    items = [line for line in answer.split("\n") if line.startswith("- ")]
+    assert len(items) == 6 and "--vacuum-time 2d" in items[0], answer
+    tokens = _md.parse(answer)
+    assert len([t for t in tokens if t.type == "bullet_list_open"]) == 1, answer

@@ -167,7 +167,9 @@ class Extractive:
             )
             done = _complete(question, found[again[0]][1], _context(found[again[0]][0]))
             chosen += [i for i in _chosen(found, again, scores, done, None) if i not in chosen]
-        chosen = _with_what_they_point_at(found, _gaps_filled(found, chosen))
+        chosen = _best_entry_first(
+            found, _with_what_they_point_at(found, _gaps_filled(found, chosen)), i0
+        )
         text = render(found, chosen, question)
         quoted = " ".join(found[i][1] for i in chosen)
         asked = names(question)
@@ -598,7 +600,11 @@ def _where_from(ev: Evidence) -> str:
 # A sentence that points back at something before it ("the same example as above"): read in
 # another note, it points at nothing unless that thing is quoted with it.
 _POINTS_BACK = re.compile(
-    r"\b(above|previous(ly)?|earlier|as before|the same (example|code|query|thing))\b"
+    r"\b(above|as before|the same (example|code|query|thing)"
+    r"|(shown|mentioned|described|defined|discussed|created) (earlier|previously|before)"
+    r"|previously (shown|mentioned|described|defined|discussed|created)"
+    r"|(previous|earlier|preceding) (examples?|sections?|steps?|snippets?|code|query|command"
+    r"|paragraph|chapter|one))\b"
     r"|위의|위와|앞의|앞서|위에서",
     re.I,
 )
@@ -639,6 +645,36 @@ def _with_what_they_point_at(found: list[tuple[Evidence, str]], chosen: list[int
     first = {found[i][0].marker: n for n, i in reversed(list(enumerate(chosen)))}
     out.sort(key=lambda i: (first.get(found[i][0].marker, len(chosen)), i))
     return out
+
+
+def _best_entry_first(found: list[tuple[Evidence, str]], chosen: list[int], i0: int) -> list[int]:
+    """`chosen` with the best unit `i0` leading its list when the list is a menu: bullets
+    each naming its own command (`- Delete logs older than 2 days: `journalctl --vacuum-time
+    2d``), as a cheat sheet or a tldr page has them. A menu has no order to keep, and the
+    entry asked about was quoted sixth of eight; steps (numbered) and prose keep theirs."""
+    if i0 not in chosen or not _entry(found[i0][1]):
+        return chosen
+    ev = found[i0][0]
+
+    def joins(n: int, m: int) -> bool:  # chosen[m] is the next item of the list at chosen[n]
+        i, j = chosen[n], chosen[m]
+        return abs(i - j) == 1 and found[j][0] is ev and bool(LIST_ITEM.match(found[j][1]))
+
+    start = end = chosen.index(i0)
+    while start > 0 and joins(start, start - 1):
+        start -= 1
+    while end + 1 < len(chosen) and joins(end, end + 1):
+        end += 1
+    if end - start < 2 or not all(_entry(found[i][1]) for i in chosen[start : end + 1]):
+        return chosen
+    out = [i for i in chosen if i != i0]
+    out.insert(start, i0)
+    return out
+
+
+def _entry(unit: str) -> bool:
+    """A bulleted item that names a command of its own (a code span): one entry of a menu."""
+    return bool(re.match(r"[-*+]\s", unit)) and bool(CODE_SPAN.search(unit))
 
 
 def _what_follows(found: list[tuple[Evidence, str]], i: int) -> list[int]:
