@@ -97,10 +97,12 @@ def test_an_excerpt_shows_code_as_written(
     where: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Tags and emphasis marks are Markdown in prose and code inside backticks or a fence: the
-    keys `<Ctrl b><d>` and `__init__.py` were shown as nothing and as "init.py"."""
+    keys `<Ctrl b><d>` and `__init__.py` were shown as nothing and as "init.py". An image is
+    not text: a pasted screenshot's alt, "image", was shown as a word."""
     root = Path(where[1])
     (root / "tools" / "tmux.md").write_text(
         "# Tmux keys\n\nDetach with `<Ctrl b><d>`, then edit `__init__.py` in <b>vim</b> now.\n\n"
+        "![image](https://example.org/shot.png)\n\n"
         "```html\n<kbd>q</kbd>\n```\n",
         encoding="utf-8",
     )

@@ -16,6 +16,7 @@ from kebab.syntax import (
     HEADING_MARK,
     HTML_COMMENT_TO_END,
     HTML_TAG,
+    IMAGE,
     LIST_LEAD,
     MARKDOWN_LINK_SHOWN,
     QUOTE_MARKERS,
@@ -35,6 +36,7 @@ _INLINE: list[tuple[re.Pattern[str], str]] = [
     (CALLOUT_TYPE_LOOSE, ""),  # a callout's [!note]
     (HEADING_MARK, ""),
     (LIST_LEAD, ""),  # list markers, task boxes
+    (IMAGE, " "),  # an image is not text: its alt is often just "image"
     (MARKDOWN_LINK_SHOWN, r"\1"),  # [text](target) → text
     (WIKILINK_ALIAS, r"\1"),  # [[target|alias]] → alias
     (WIKILINK_HEADING_HERE, r"\1"),  # [[#Heading]] → Heading
