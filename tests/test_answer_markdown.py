@@ -229,10 +229,12 @@ def test_what_a_code_span_holds_is_quoted_as_written_not_read_as_html(embedder: 
     assert "`Map<String, List<Integer>>`" in java, java
     assert "<abbr" not in java and "TTY" in java, java
     table = (
-        "# cd\n\n| argument | examples |\n| --- | --- |\n| `..` | `cd ..`<br>`cd ../Pictures` |\n"
+        "# cd\n\n| argument | examples |\n| --- | --- |\n"
+        "| `..` | `cd ..`<br>`cd ../Pictures`<ul><li>`cd ../../Downloads`</li></ul> |\n"
     )
     cd = _answer(embedder, "How do I go up to the parent folder with cd?", "cd.md", table)
-    assert "`cd ..` `cd ../Pictures`" in cd, cd  # a line break between spans, not one long span
+    # a line or list break between spans, not one long span of the three run together
+    assert "`cd ..` `cd ../Pictures` `cd ../../Downloads`" in cd, cd
 
 
 JOURNAL = (

@@ -319,8 +319,9 @@ as text, which keeps its units (`units.VERSION`)."""
 HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 """An HTML tag, opening or closing."""
 
-BR_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
-"""A line break (`a<br>b` in a table cell): a space where it stood, not nothing."""
+BREAK_TAG = re.compile(r"</?(?:br|p|div|li|ul|ol|tr|td|th)\b[^<>]*>", re.IGNORECASE)
+"""A tag that breaks a line or a block (`a<br>b`, `<li>a</li><li>b</li>` in a table cell): a
+space where it stood, not nothing, or two code spans run into one."""
 
 SNIPPET_INCLUDE = re.compile(r"\{[*!%][^{}\n]*[*!%]\}")
 """A mkdocs / snippet include (`{* file.py *}`, `{! a.md !}`) or a template tag (`{% x %}`) in

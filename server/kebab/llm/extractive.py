@@ -30,7 +30,7 @@ from kebab.llm import Evidence, GenerateRequest, Selection, lead
 from kebab.llm.asks import COMMAND, WANTS, counted, key_terms, names
 from kebab.llm.lead import Read
 from kebab.syntax import (
-    BR_TAG,
+    BREAK_TAG,
     CODE_SPAN,
     FOOTNOTE_DEFINITION,
     FOOTNOTE_LABEL,
@@ -733,7 +733,9 @@ def _as_line(unit: str, keep_marker: bool = False) -> str:
     # the source note's own footnotes point nowhere here; a definition is quoted as its text
     unit = FOOTNOTE_LABEL.sub("", FOOTNOTE_DEFINITION.sub("", unit).lstrip())
     # inline HTML (<abbr title=…>ISBN</abbr>): its text; a code span's `<Ctrl b><d>` is code
-    unit = outside_code(unit, lambda prose: HTML_TAG.sub("", BR_TAG.sub(" ", prose)))
+    unit = outside_code(
+        unit, lambda prose: re.sub("  +", " ", HTML_TAG.sub("", BREAK_TAG.sub(" ", prose)))
+    )
     return re.sub(r"(\s+#[^\W\d][\w/-]*)+\s*$", "", unit)
 
 
