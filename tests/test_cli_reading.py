@@ -98,11 +98,12 @@ def test_an_excerpt_shows_code_as_written(
 ) -> None:
     """Tags and emphasis marks are Markdown in prose and code inside backticks or a fence: the
     keys `<Ctrl b><d>` and `__init__.py` were shown as nothing and as "init.py". An image is
-    not text: a pasted screenshot's alt, "image", was shown as a word."""
+    not text: a pasted screenshot's alt, "image", was shown as a word; nor is a block's
+    `/// tip` marker."""
     root = Path(where[1])
     (root / "tools" / "tmux.md").write_text(
         "# Tmux keys\n\nDetach with `<Ctrl b><d>`, then edit `__init__.py` in <b>vim</b> now.\n\n"
-        "![image](https://example.org/shot.png)\n\n"
+        "![image](https://example.org/shot.png)\n\n/// tip | Tip\n\nList them with `tmux ls`.\n\n///\n\n"
         "```html\n<kbd>q</kbd>\n```\n",
         encoding="utf-8",
     )
@@ -110,7 +111,10 @@ def test_an_excerpt_shows_code_as_written(
     out = capsys.readouterr().out
     assert "tools/tmux.md" in out
     excerpt = out.split("\n")[1].strip()
-    assert excerpt == "Detach with <Ctrl b><d>, then edit __init__.py in vim now. <kbd>q</kbd>", out
+    assert (
+        excerpt
+        == "Detach with <Ctrl b><d>, then edit __init__.py in vim now. List them with tmux ls. <kbd>q</kbd>"
+    ), out
 
 
 def test_numbered_steps_are_quoted_as_a_list(

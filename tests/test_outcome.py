@@ -289,3 +289,21 @@ def test_closest_lists_the_passages_the_quote_would_have_held_first() -> None:
     assert [h.chunk_id for h in nearest(p, 5)] == ["a1", "d", "b", "c", "a2"]
     p.extra["first"] = ["c", "a2"]
     assert [h.chunk_id for h in nearest(p, 5)] == ["c", "a2", "b", "d", "a1"]
+
+
+def test_closest_says_what_the_notes_lack_only_when_the_question_is_about_it() -> None:
+    """Under passages that come close, "The notes never mention: squished." is no news: how
+    the asker put it is not what the notes lack. A name or a word the question is about is."""
+    squished = "In the columns view the columns are squished. How do I set each column's width?"
+    assert outcome.closest_text(squished, ["squished"]) == outcome.closest_words(squished)
+    croissant = "How long should croissant dough rest in the fridge?"
+    assert outcome.closest_text(croissant, ["croissant"]).endswith(
+        "The notes never mention: croissant."
+    )
+    named = "Does HEALTHCHECK retry a slowly starting container?"
+    assert outcome.closest_text(named, ["HEALTHCHECK", "slowly"]).endswith(
+        "The notes never mention: HEALTHCHECK."
+    )
+    assert outcome.closest_text("pem 키 권한을 Windows에서 줄이려면?", []) == (
+        outcome.closest_words("pem 키 권한을 Windows에서 줄이려면?")
+    )

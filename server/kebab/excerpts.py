@@ -11,6 +11,7 @@ import re
 from kebab.syntax import (
     CALLOUT_TYPE_LOOSE,
     CODE_AND_STRONG_MARKS,
+    DIALECT_MARKER,
     FENCE_LINE,
     FOOTNOTE_LABEL,
     HEADING_MARK,
@@ -67,14 +68,18 @@ def excerpt(markdown: str, limit: int = 240) -> str:
 
 
 def _plain_lines(lines: list[str]) -> list[str]:
-    """Each line as plain text; a fenced block's lines are code, shown as written (`<div>`)."""
+    """Each line as plain text; a fenced block's lines are code, shown as written (`<div>`), and
+    a dialect's block markers (`/// tip | 팁`, `!!! note`, `???+ info "Title"`) are left out."""
     out: list[str] = []
     fenced = False
     for line in lines:
         if FENCE_LINE.match(line):
             fenced = not fenced
             continue
-        out.append(line.strip() if fenced else _plain(line))
+        if fenced:
+            out.append(line.strip())
+        elif not DIALECT_MARKER.match(line.strip()):  # `/// tip | 팁`, `!!! note`: markup
+            out.append(_plain(line))
     return out
 
 

@@ -36,7 +36,8 @@ STOPWORDS = frozenset(
         "doing i me my we our you your it its this that these those what which who whom how why when "
         "where can could should would will shall may might must there here about into than then so "
         "if not no yes any some all also just only have has had get gets use used using please want "
-        "need tell explain show make way many much whose whichever s t"
+        "need tell explain show make way many much whose whichever s t "
+        "he him his she her they them their us"
     )
 )
 
@@ -53,7 +54,8 @@ MOOD_WORDS = frozenset(
         "stuff thing things something someone somewhere whatever whatsoever lol ugh hmm "
         "hate love wish hope wonder wondering guess remember forgot forgotten recall "
         "recalled again still already ever never always quick quickly simple simply easy "
-        "easily properly correctly nicely neat handy trick tricks"
+        "easily properly correctly nicely neat handy trick tricks "
+        "bunch lot lots couple handful ton tons plenty several various"
     )
 )
 
@@ -493,13 +495,20 @@ def _quoted(word: str, question: str) -> bool:
     return False
 
 
+def is_phrasing_form(word: str) -> bool:
+    """`is_phrasing` by the word's form alone, wherever it stands: an adverb or a verb form
+    (`silently`, `squished`, `eating`), a preposition or conjunction, a light verb."""
+    w = word.lower()
+    return w.endswith(("ly", "ing", "ed")) or w in _CLOSED or w in _LIGHT_VERBS
+
+
 def is_phrasing(word: str, question: str) -> bool:
     """Whether a word of the question reads as how it is put rather than what it is about: an
     adverb (`silently`), a verb form (`eating`, `broke` aside), a preposition or conjunction
     (`underneath`, `while`), a verb after its subject or a modal (`I stop`, `to chop`), one
     with its particle (`kick off`), or a quoted value (`mentions 'hotfix'`)."""
     w = word.lower()
-    if w.endswith(("ly", "ing", "ed")) or w in _CLOSED or w in _LIGHT_VERBS:
+    if is_phrasing_form(w):
         return True
     if _quoted(word, question):
         return True

@@ -23,7 +23,14 @@ import math
 
 from kebab.config import Config
 from kebab.model import Hit, Outcome, RefusalReason
-from kebab.text import content_terms, is_korean, is_name, is_phrasing, latin_terms
+from kebab.text import (
+    content_terms,
+    is_korean,
+    is_name,
+    is_phrasing,
+    is_phrasing_form,
+    latin_terms,
+)
 
 # A missing everyday word that only phrases the question (a verb, an adverb: "when does the
 # backup *kick* off") casts doubt only when the best match in meaning is this much weaker than
@@ -178,6 +185,16 @@ def closest_words(question: str) -> str:
     if is_korean(question):
         return "가장 가까운 구절들이지만, 이 질문에 답하는지는 확실하지 않습니다."
     return "These are the closest passages; they may not answer the question."
+
+
+def closest_text(question: str, unknown: list[str]) -> str:
+    """The words over a `closest` outcome's passages: `closest_words`, and what the notes lack
+    when that is a name or a word the question is about ("The notes never mention: croissant.").
+    How the asker put it ("the columns are *squished*", by its form: `is_phrasing_form`) is no
+    news under passages that come close, and is not said."""
+    lacking = [w for w in unknown if is_name(w, question) or not is_phrasing_form(w)]
+    lacks = refusal_words(question, "score_gate", lacking) if lacking else ""
+    return f"{closest_words(question)} {lacks}".strip()
 
 
 def refusal_words(

@@ -231,8 +231,7 @@ def _refusal_text(p: Prepared) -> str:
     question = p.request.question
     unknown = _unknown(p)
     if p.outcome == "closest":
-        lacks = refusal_words(question, "score_gate", unknown) if unknown else ""
-        return f"{outcome.closest_words(question)} {lacks}".strip()
+        return outcome.closest_text(question, unknown)
     return refusal_words(question, p.refusal or "score_gate", unknown)
 
 
