@@ -113,7 +113,8 @@ def test_an_admonitions_and_a_content_tabs_body_is_prose_and_code_not_one_code_b
         "!!! tip\n    Set it in `~/.bash_profile`.\n\n    Then reload it:\n\n"
         "    ```sh\n    source .bash_profile\n    ```\n\n"
         '=== "SciPy"\n\n    ```python\n    from scipy.stats import bernoulli\n    ```\n\n'
-        "Title\n===\n\n    an indented code block\n"
+        "Title\n===\n\n    an indented code block\n\n"
+        "Use the project's interpreter.[^1]\n\n[^1]: `.venv` and the like\n"
     )
     assert units(text) == [
         "Set it in `~/.bash_profile`.",
@@ -121,6 +122,7 @@ def test_an_admonitions_and_a_content_tabs_body_is_prose_and_code_not_one_code_b
         "SciPy:\n```python\nfrom scipy.stats import bernoulli\n```",
         "Title ===",
         "```\nan indented code block\n```",
+        "Use the project's interpreter.[^1]",  # its footnote is an aside, not a unit
     ]
 
 

@@ -22,6 +22,7 @@ from kebab.syntax import (
     DIALECT_MARKER,
     FENCE_LINE,
     FILE_INCLUDE,
+    FOOTNOTE_DEFINITION,
     FOOTNOTE_REFERENCE,
     HTML_COMMENT,
     IMAGE,
@@ -118,6 +119,9 @@ def units(text: str) -> list[str]:
         if not line or line.startswith("#") or DIALECT_MARKER.match(line):
             flush()
             header = []
+            continue
+        if FOOTNOTE_DEFINITION.match(line):  # an aside on another sentence, not one of its own
+            flush()
             continue
         if line.startswith("|"):
             flush()

@@ -32,7 +32,6 @@ from kebab.llm.lead import Read
 from kebab.syntax import (
     BREAK_TAG,
     CODE_SPAN,
-    FOOTNOTE_DEFINITION,
     FOOTNOTE_LABEL,
     HTML_TAG,
     LIST_ITEM,
@@ -730,8 +729,7 @@ def _as_line(unit: str, keep_marker: bool = False) -> str:
         unit = LIST_ITEM.sub("", unit)
     if unit.startswith("|"):
         unit = " | ".join(c.strip() for c in unit.strip().strip("|").split("|"))
-    # the source note's own footnotes point nowhere here; a definition is quoted as its text
-    unit = FOOTNOTE_LABEL.sub("", FOOTNOTE_DEFINITION.sub("", unit).lstrip())
+    unit = FOOTNOTE_LABEL.sub("", unit)  # the source note's own footnotes point nowhere here
     # inline HTML (<abbr title=…>ISBN</abbr>): its text; a code span's `<Ctrl b><d>` is code
     unit = outside_code(
         unit, lambda prose: re.sub("  +", " ", HTML_TAG.sub("", BREAK_TAG.sub(" ", prose)))
