@@ -258,3 +258,24 @@ def test_the_entry_asked_about_leads_a_menu_of_commands(embedder: object) -> Non
     assert len(items) == 6 and "--vacuum-time 2d" in items[0], answer
     tokens = _md.parse(answer)
     assert len([t for t in tokens if t.type == "bullet_list_open"]) == 1, answer
+
+
+CRLF = (
+    "## 문제\n- `$'\\r': command not found`\n\n## 해결\n"
+    "- 파일 내 `DOS` `UNIX` 의 개행 방식이 서로 달라서 생기는 문제\n"
+    "  - 윈도우의 개행 문자 방식 `CR LF`\n"
+    "  - 리눅스의 개행 문자 방식 `LF`\n"
+    "- `Notepad++` 에서 편집\n"
+    "  1. 편집 메뉴의 EOL 변환\n"
+    "  2. `UNIX` 로 변경하기\n"
+)
+
+
+def test_a_nested_list_is_quoted_nested(embedder: object) -> None:
+    """A sub-point quoted flush with its parent reads as one more sibling: the note's nesting
+    is kept, each child at its parent's text column, so every editor's preview nests it."""
+    answer = _answer(embedder, "윈도우에서 만든 쉘 스크립트가 \\r 때문에 안 돌아요", "sh.md", CRLF)
+    assert "\n  - 윈도우의 개행 문자 방식 `CR LF`" in answer, answer
+    assert "\n  1. 편집 메뉴의 EOL 변환" in answer, answer
+    nested = [t for t in _md.parse(answer) if t.type.endswith("list_open") and t.level > 0]
+    assert len(nested) == 2, answer

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from kebab.footnotes import MARKER
 from kebab.llm import Evidence, GenerateRequest, Selection, lead
 from kebab.llm.asks import COMMAND, WANTS, counted, key_terms, names
 from kebab.llm.lead import Read
@@ -36,6 +37,8 @@ from kebab.syntax import (
     HTML_TAG,
     LIST_ITEM,
     NOT_PROSE,
+    QUOTE_MARKER,
+    fence_after,
     outside_code,
 )
 from kebab.text import (
@@ -569,9 +572,10 @@ def quote(unit: str, marker: int, question: str, where: str = "") -> str:
 
 
 def render(found: list[tuple[Evidence, str]], chosen: list[int], question: str) -> str:
-    """The chosen units as Markdown: items of one list stay one list, every other unit its own
-    paragraph (lines joined by a single newline would read as one run-on paragraph)."""
-    parts: list[str] = []
+    """The chosen units as Markdown: items of one list stay one list, nested as their note
+    nests them (`_nested`), every other unit its own paragraph (lines joined by a single
+    newline would read as one run-on paragraph)."""
+    pieces: list[tuple[Evidence, str, bool]] = []  # (passage, quoted text, same list as before)
     previous: int | None = None
     for i in chosen:
         if _lead_in_of_next(found, i, chosen):
@@ -581,12 +585,61 @@ def render(found: list[tuple[Evidence, str]], chosen: list[int], question: str) 
         same_list = (
             previous is not None
             and found[previous][0] is ev
-            and LIST_ITEM.match(found[previous][1])
-            and LIST_ITEM.match(unit)
+            and bool(LIST_ITEM.match(found[previous][1]))
+            and bool(LIST_ITEM.match(unit))
         )
-        parts.append(("\n" if same_list else "\n\n") + piece if parts else piece)
+        pieces.append((ev, piece, same_list))
         previous = i
-    return "".join(parts)
+    return "".join(
+        ("\n" if same else "\n\n") + text if n else text
+        for n, (_, text, same) in enumerate(_nested(pieces))
+    )
+
+
+def _nested(pieces: list[tuple[Evidence, str, bool]]) -> list[tuple[Evidence, str, bool]]:
+    """`pieces` with each list item indented as its note nests it: a sub-point quoted flush
+    with its parent reads as a sibling ("- 윈도우의 개행 문자 방식 `CR LF`" under "- `DOS` `UNIX`
+    의 개행 방식 서로 달라서 생기는 문제"). A child goes to its parent's text column, as CommonMark
+    reads a nested list; an item whose line is not found in its passage stays flush, and code
+    is left as it is."""
+    out: list[tuple[Evidence, str, bool]] = []
+    stack: list[tuple[int, int]] = []  # (an item's indentation in its note, its text column)
+    used: dict[int, set[int]] = {}  # per passage, its lines already matched
+    for ev, text, same in pieces:
+        if not same:
+            stack = []
+        lines = text.split("\n")
+        fence = ""
+        for k, line in enumerate(lines):
+            after = fence_after(line, fence)
+            item = None if fence or after else LIST_ITEM.match(line)
+            fence = after
+            at = _source_line(ev.text, line, used.setdefault(ev.marker, set())) if item else None
+            if item is None or at is None:
+                stack = []
+                continue
+            used[ev.marker].add(at[0])
+            while stack and at[1] <= stack[-1][0]:
+                stack.pop()
+            column = stack[-1][1] if stack else 0
+            lines[k] = " " * column + line
+            stack.append((at[1], column + len(item.group())))
+        out.append((ev, "\n".join(lines), same))
+    return out
+
+
+def _source_line(text: str, quoted: str, used: set[int]) -> tuple[int, int] | None:
+    """(line number, indentation) of the first line of `text` not in `used` that starts as the
+    `quoted` line does, once quote markers and indentation are set aside."""
+    head = MARKER.sub("", quoted).strip()[:40]
+    for n, raw in enumerate(text.split("\n")):
+        while QUOTE_MARKER.match(raw):
+            raw = QUOTE_MARKER.sub("", raw, count=1)
+        bare = raw.lstrip(" \t")
+        if n not in used and bare.startswith(head):
+            lead = raw[: len(raw) - len(bare)]
+            return n, len(lead.replace("\t", "    "))
+    return None
 
 
 def _where_from(ev: Evidence) -> str:
