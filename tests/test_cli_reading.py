@@ -79,18 +79,24 @@ def test_history_says_in_words_what_became_of_each_question(
     assert "llm_self_judge" not in listing and "score_gate" not in listing
 
 
-def test_search_prints_clean_excerpts(where: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    root = Path(where[1])
-    (root / "tools" / "snippets.md").write_text(
-        "# Snippets\n\n<!-- snippet: parsnip-roast -->\n```sh\nroast --parsnips\n```\n\n"
-        "Roast the _parsnips_ as in [[#Oven]] for **forty** minutes.\n",
-        encoding="utf-8",
-    )
-    assert main(["search", "roast parsnips", "-k", "1", *where]) == 0
+def _first_excerpt(
+    where: list[str], capsys: pytest.CaptureFixture[str], path: str, text: str, query: str
+) -> str:
+    """The excerpt `kebab search` prints for its first hit, which must be the note `path`."""
+    (Path(where[1]) / path).write_text(text, encoding="utf-8")
+    assert main(["search", query, "-k", "1", *where]) == 0
     out = capsys.readouterr().out
-    assert "tools/snippets.md" in out
-    excerpt = out.split("\n")[1].strip()
-    assert excerpt == "roast --parsnips Roast the parsnips as in Oven for forty minutes.", out
+    assert path in out, out
+    return out.split("\n")[1].strip()
+
+
+def test_search_prints_clean_excerpts(where: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    note = (
+        "# Snippets\n\n<!-- snippet: parsnip-roast -->\n```sh\nroast --parsnips\n```\n\n"
+        "Roast the _parsnips_ as in [[#Oven]] for **forty** minutes.\n"
+    )
+    excerpt = _first_excerpt(where, capsys, "tools/snippets.md", note, "roast parsnips")
+    assert excerpt == "roast --parsnips Roast the parsnips as in Oven for forty minutes."
 
 
 def test_an_excerpt_shows_code_as_written(
@@ -100,21 +106,16 @@ def test_an_excerpt_shows_code_as_written(
     keys `<Ctrl b><d>` and `__init__.py` were shown as nothing and as "init.py". An image is
     not text: a pasted screenshot's alt, "image", was shown as a word; nor is a block's
     `/// tip` marker."""
-    root = Path(where[1])
-    (root / "tools" / "tmux.md").write_text(
+    note = (
         "# Tmux keys\n\nDetach with `<Ctrl b><d>`, then edit `__init__.py` in <b>vim</b> now.\n\n"
         "![image](https://example.org/shot.png)\n\n/// tip | Tip\n\nList them with `tmux ls`.\n\n///\n\n"
-        "```html\n<kbd>q</kbd>\n```\n",
-        encoding="utf-8",
+        "```html\n<kbd>q</kbd>\n```\n"
     )
-    assert main(["search", "tmux detach keys", "-k", "1", *where]) == 0
-    out = capsys.readouterr().out
-    assert "tools/tmux.md" in out
-    excerpt = out.split("\n")[1].strip()
-    assert (
-        excerpt
-        == "Detach with <Ctrl b><d>, then edit __init__.py in vim now. List them with tmux ls. <kbd>q</kbd>"
-    ), out
+    excerpt = _first_excerpt(where, capsys, "tools/tmux.md", note, "tmux detach keys")
+    assert excerpt == (
+        "Detach with <Ctrl b><d>, then edit __init__.py in vim now. List them with tmux ls. "
+        "<kbd>q</kbd>"
+    )
 
 
 def test_numbered_steps_are_quoted_as_a_list(
