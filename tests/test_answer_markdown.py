@@ -10,7 +10,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from kebab.llm import Evidence
-from kebab.llm.extractive import Extractive
+from kebab.llm.extractive import Extractive, render
+from kebab.units import units
 
 _md = MarkdownIt("commonmark")
 
@@ -228,6 +229,9 @@ def test_what_a_code_span_holds_is_quoted_as_written_not_read_as_html(embedder: 
     java = _answer(embedder, "What type is the map in Java, and what is TTY?", "tmux.md", TMUX)
     assert "`Map<String, List<Integer>>`" in java, java
     assert "<abbr" not in java and "TTY" in java, java
+    stray = "# Make\n\nIf a<b then run `make` and press <kbd>Ctrl</kbd> to stop it.\n"
+    make = _answer(embedder, "When do I run make?", "make.md", stray)
+    assert "a<b then run `make` and press Ctrl to stop" in make, make  # a `<` is not a tag
     table = (
         "# cd\n\n| argument | examples |\n| --- | --- |\n"
         "| `..` | `cd ..`<br>`cd ../Pictures`<ul><li>`cd ../../Downloads`</li></ul> |\n"
@@ -279,3 +283,8 @@ def test_a_nested_list_is_quoted_nested(embedder: object) -> None:
     assert "\n  1. 편집 메뉴의 EOL 변환" in answer, answer
     nested = [t for t in _md.parse(answer) if t.type.endswith("list_open") and t.level > 0]
     assert len(nested) == 2, answer
+    setup = "# Setup\n\n- Setup\n  - Install deps\n- Install\n"
+    ev = Evidence(1, "s.md", ["Setup"], 1, 5, setup, "", 0.8)
+    found = [(ev, unit) for unit in units(setup)]
+    # "- Install" is its own line, not the longer sub-item that starts like it
+    assert render(found, [0, 2], "") == "- Setup [#1]\n- Install [#1]"

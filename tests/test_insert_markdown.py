@@ -122,7 +122,8 @@ def test_a_quoted_link_or_image_points_where_it_did_once_inserted_elsewhere() ->
     `journal/2026/today.md`, `../img/shot.png` pointed at nothing and the image broke."""
     unit = (
         "Press Save: ![the dialog](../img/save%20dialog.png) and see "
-        "[Filters](filters.md#due-dates), [home](/index.md), [web](https://example.org/a.md) "
+        "[Filters](filters.md#due-dates), [odd](a%29b%23c.md), [home](/index.md), "
+        "[web](https://example.org/a.md) "
         "and `[code](not/a/link.md)`."
     )
     ev = Evidence(1, "tools/setup.md", ["Section"], 1, 9, unit, "0" * 64, 1.0)
@@ -130,6 +131,7 @@ def test_a_quoted_link_or_image_points_where_it_did_once_inserted_elsewhere() ->
     body, _ = footnotes.render(answer, [_citation("tools/setup.md")], "journal/2026/today.md")
     assert "![the dialog](../../img/save%20dialog.png)" in body, body
     assert "[Filters](../../tools/filters.md#due-dates)" in body, body
+    assert "[odd](../../tools/a%29b%23c.md)" in body, body  # still one file, not a cut link
     assert "[home](/index.md)" in body and "[web](https://example.org/a.md)" in body, body
     assert "`[code](not/a/link.md)`" in body, body  # code, as written
     same, _ = footnotes.render(answer, [_citation("tools/setup.md")], "tools/today.md")

@@ -114,7 +114,9 @@ def test_an_admonitions_and_a_content_tabs_body_is_prose_and_code_not_one_code_b
         "    ```sh\n    source .bash_profile\n    ```\n\n"
         '=== "SciPy"\n\n    ```python\n    from scipy.stats import bernoulli\n    ```\n\n'
         "Title\n===\n\n    an indented code block\n\n"
-        "Use the project's interpreter.[^1]\n\n[^1]: `.venv` and the like\n"
+        "Use the project's interpreter.[^1]\n\n[^1]: `.venv` and the like\n\n"
+        '```markdown\n!!! note "Heads up"\n    Indent the body four spaces.\n```\n\n'
+        "??? no idea why this fails\n\n    $ make all\n"
     )
     assert units(text) == [
         "Set it in `~/.bash_profile`.",
@@ -123,6 +125,8 @@ def test_an_admonitions_and_a_content_tabs_body_is_prose_and_code_not_one_code_b
         "Title ===",
         "```\nan indented code block\n```",
         "Use the project's interpreter.[^1]",  # its footnote is an aside, not a unit
+        '```markdown\n!!! note "Heads up"\n    Indent the body four spaces.\n```',  # code
+        "```\n$ make all\n```",  # under a line that only starts like an admonition: code
     ]
 
 

@@ -137,7 +137,7 @@ def _moved(here: str, base: str) -> Callable[[re.Match[str]], str]:
             return m.group()
         path, hash_, anchor = target.partition("#")
         where = posixpath.normpath(posixpath.join(here, unquote(path)))
-        moved = posixpath.relpath(where, base or ".").replace(" ", "%20") + hash_ + anchor
+        moved = href(posixpath.relpath(where, base or ".")) + hash_ + anchor
         at = m.start(2) - m.start()
         return m.group()[:at] + moved + m.group()[at + len(target) :]
 
@@ -213,10 +213,18 @@ def cited_in(note_text: str, note_path: str) -> dict[tuple[str, str], str]:
     }
 
 
+def href(path: str) -> str:
+    """A file path as a Markdown link target: what would end the target early or change its
+    meaning is percent-encoded (`%`, space, parentheses, `#`, `?`); the rest, Hangul too, reads
+    as written."""
+    for char, code in (("%", "%25"), (" ", "%20"), ("(", "%28"), (")", "%29"), ("#", "%23")):
+        path = path.replace(char, code)
+    return path.replace("?", "%3F")
+
+
 def definition_line(label: str, c: Citation, note_path: str | None) -> str:
     base = posixpath.dirname(note_path) if note_path else ""
-    link = posixpath.relpath(c.path, base or ".") if base else c.path
-    link = link.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    link = href(posixpath.relpath(c.path, base or ".") if base else c.path)
     anchor = f"#{slug(c.heading_path[-1])}" if c.heading_path else ""
     title = " › ".join(c.heading_path) or posixpath.basename(c.path)
     title = title.replace("[", "(").replace("]", ")")

@@ -316,8 +316,8 @@ HTML_COMMENT_TO_END = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
 comment cut short by the passage's end (`render`); the unit splitter leaves an unclosed `<!--`
 as text, which keeps its units (`units.VERSION`)."""
 
-HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
-"""An HTML tag, opening or closing."""
+HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
+"""An HTML tag, opening or closing; never across a stray `<` (`if a<b then … <kbd>`)."""
 
 BREAK_TAG = re.compile(r"</?(?:br|p|div|li|ul|ol|tr|td|th)\b[^<>]*>", re.IGNORECASE)
 """A tag that breaks a line or a block (`a<br>b`, `<li>a</li><li>b</li>` in a table cell): a
@@ -332,11 +332,13 @@ FILE_INCLUDE = re.compile(r"\{[*!][^{}\n]*[*!]\}")
 """A mkdocs / snippet include (`{* file.py *}`, `{!> a.py !}`), in prose or in a fenced block:
 the file's contents go there when the site is built."""
 
-MKDOCS_BLOCK = re.compile(r"^([ ]*)(?:(!!!|\?\?\?\+?)[ \t]+(\w.*)|(===\+?)[ \t]+(\".*))$")
+MKDOCS_BLOCK = re.compile(
+    r"^([ ]*)(?:(!!!|\?\?\?\+?)[ \t]+([\w-]+(?:[ \t]+\"[^\"]*\")?)[ \t]*|(===\+?)[ \t]+(\"[^\"]*\"))$"
+)
 """A mkdocs-material block whose body is indented four spaces under it: an admonition (`!!! tip`,
 `??? note "Title"`, `???+ tip`) or a content tab (`=== "Python"`); group 1 its indentation, 2 and
-3 an admonition's marker and type, 4 and 5 a tab's marker and quoted title. Not a setext
-heading's `===` rule, nor a line of `!!!`."""
+3 an admonition's marker and type (and title), 4 and 5 a tab's marker and quoted title. Not a
+setext heading's `===` rule, nor prose that starts `??? no idea why` or `!!! Important:`."""
 
 DIALECT_MARKER = re.compile(r"^(///|:::|!!!|\?\?\?\+?)(\s|$)|^(</?[A-Za-z][^<>]*>)+$")
 """A block marker of a Markdown dialect on a stripped line: pymdownx `/// tip`, fenced divs

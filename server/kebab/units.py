@@ -175,8 +175,10 @@ def _mkdocs_bodies(lines: list[str]) -> list[str]:
     if "!!!" not in "".join(lines) and "???" not in "".join(lines) and "===" not in "".join(lines):
         return lines
     out = list(lines)
+    fence = ""
     for i in range(len(out)):
-        block = MKDOCS_BLOCK.match(out[i])
+        inside, fence = fence, fence_after(out[i], fence)
+        block = None if inside or fence else MKDOCS_BLOCK.match(out[i])
         if block is None:
             continue
         inner = len(block.group(1)) + 4

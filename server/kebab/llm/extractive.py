@@ -629,17 +629,24 @@ def _nested(pieces: list[tuple[Evidence, str, bool]]) -> list[tuple[Evidence, st
 
 
 def _source_line(text: str, quoted: str, used: set[int]) -> tuple[int, int] | None:
-    """(line number, indentation) of the first line of `text` not in `used` that starts as the
-    `quoted` line does, once quote markers and indentation are set aside."""
-    head = MARKER.sub("", quoted).strip()[:40]
+    """(line number, indentation) of the line of `text`, not in `used`, that the `quoted` line
+    was, once quote markers and indentation are set aside: the same words, or (for a line the
+    quote cleaned: tags, footnote labels) the same first 40 characters; never a longer line
+    that merely starts alike ("- Install" is not "- Install deps")."""
+    said = MARKER.sub("", quoted).strip()
+    alike: tuple[int, int] | None = None
     for n, raw in enumerate(text.split("\n")):
         while QUOTE_MARKER.match(raw):
             raw = QUOTE_MARKER.sub("", raw, count=1)
         bare = raw.lstrip(" \t")
-        if n not in used and bare.startswith(head):
-            lead = raw[: len(raw) - len(bare)]
-            return n, len(lead.replace("\t", "    "))
-    return None
+        if n in used:
+            continue
+        indent = len(raw[: len(raw) - len(bare)].replace("\t", "    "))
+        if bare.rstrip() == said:
+            return n, indent
+        if alike is None and len(said) >= 40 and bare.startswith(said[:40]):
+            alike = n, indent
+    return alike
 
 
 def _where_from(ev: Evidence) -> str:
@@ -717,7 +724,11 @@ def _best_entry_first(found: list[tuple[Evidence, str]], chosen: list[int], i0: 
         start -= 1
     while end + 1 < len(chosen) and joins(end, end + 1):
         end += 1
-    if end - start < 2 or not all(_entry(found[i][1]) for i in chosen[start : end + 1]):
+    run = chosen[start : end + 1]
+    if end - start < 2 or not all(_entry(found[i][1]) for i in run):
+        return chosen
+    depths = {at[1] for i in run if (at := _source_line(ev.text, found[i][1], set()))}
+    if len(depths) > 1:  # entries with sub-entries: moving one would strand its children
         return chosen
     out = [i for i in chosen if i != i0]
     out.insert(start, i0)

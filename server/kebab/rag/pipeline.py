@@ -423,7 +423,10 @@ def nearest(p: Prepared, n: int = 3) -> list[Hit]:
     ranked = _fix_first(
         sorted(
             [*p.hits, *p.held[:n]],
-            key=lambda h: (first.index(h.chunk_id) if h.chunk_id in first else n, -h.score),
+            key=lambda h: (
+                first.index(h.chunk_id) if h.chunk_id in first else len(first),
+                -h.score,
+            ),
         )
     )
     each: list[Hit] = []
