@@ -109,12 +109,12 @@ def test_an_excerpt_shows_code_as_written(
     note = (
         "# Tmux keys\n\nDetach with `<Ctrl b><d>`, then edit `__init__.py` in <b>vim</b> now.\n\n"
         "![image](https://example.org/shot.png)\n\n/// tip | Tip\n\nList them with `tmux ls`.\n\n///\n\n"
-        "```html\n<kbd>q</kbd>\n```\n"
+        "```html\n<!-- quit -->\n# then\n<kbd>q</kbd>\n```\n"
     )
     excerpt = _first_excerpt(where, capsys, "tools/tmux.md", note, "tmux detach keys")
     assert excerpt == (
         "Detach with <Ctrl b><d>, then edit __init__.py in vim now. List them with tmux ls. "
-        "<kbd>q</kbd>"
+        "then <kbd>q</kbd>"  # a code line's `#` does not read as a heading's
     )
 
 

@@ -76,11 +76,19 @@ def _plain_lines(lines: list[str]) -> list[str]:
         if FENCE_LINE.match(line):
             fenced = not fenced
             continue
-        if fenced:
-            out.append(line.strip())
+        if fenced:  # its tags and marks are code; a line's lead (`# comment`) reads as Markdown
+            out.append(_lead_dropped(line).strip())
         elif not DIALECT_MARKER.match(line.strip()):  # `/// tip | 팁`, `!!! note`: markup
             out.append(_plain(line))
     return out
+
+
+def _lead_dropped(line: str) -> str:
+    """A code line without what would read as Markdown at the start of an excerpt: a shell
+    comment's `#` as a heading, a YAML item's `-` as a list, `>` as a quote."""
+    for pattern in (QUOTE_MARKERS, HEADING_MARK, LIST_LEAD):
+        line = pattern.sub("", line)
+    return line
 
 
 def _plain(line: str) -> str:
