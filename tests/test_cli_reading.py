@@ -105,15 +105,17 @@ def test_an_excerpt_shows_code_as_written(
     """Tags and emphasis marks are Markdown in prose and code inside backticks or a fence: the
     keys `<Ctrl b><d>` and `__init__.py` were shown as nothing and as "init.py". An image is
     not text: a pasted screenshot's alt, "image", was shown as a word; nor is a block's
-    `/// tip` marker."""
+    `/// tip` marker. An autolink shows its address (it read "More: .")."""
     note = (
-        "# Tmux keys\n\nDetach with `<Ctrl b><d>`, then edit `__init__.py` in <b>vim</b> now.\n\n"
+        "# Tmux keys\n\nDetach with `<Ctrl b><d>`, then edit `__init__.py` in <b>vim</b> now. "
+        "More: <https://example.org/tmux>.\n\n"
         "![image](https://example.org/shot.png)\n\n/// tip | Tip\n\nList them with `tmux ls`.\n\n///\n\n"
         "```html\n<!-- quit -->\n# then\n<kbd>q</kbd>\n```\n"
     )
     excerpt = _first_excerpt(where, capsys, "tools/tmux.md", note, "tmux detach keys")
     assert excerpt == (
-        "Detach with <Ctrl b><d>, then edit __init__.py in vim now. List them with tmux ls. "
+        "Detach with <Ctrl b><d>, then edit __init__.py in vim now. More: "
+        "https://example.org/tmux. List them with tmux ls. "
         "then <kbd>q</kbd>"  # a code line's `#` does not read as a heading's
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from kebab.syntax import (
+    AUTOLINK,
     CALLOUT_TYPE_LOOSE,
     CODE_AND_STRONG_MARKS,
     DIALECT_MARKER,
@@ -44,6 +45,7 @@ _INLINE: list[tuple[re.Pattern[str], str]] = [
     (WIKILINK_HEADING, r"\1 › \2"),  # [[note#Heading]]
     (WIKILINK_NOTE, r"\1"),  # [[note]] → note
     (FOOTNOTE_LABEL, ""),  # footnote references
+    (AUTOLINK, r"\1"),  # <https://…> shows its address
     (HTML_TAG, " "),
     (SNIPPET_INCLUDE, " "),  # snippet includes `{* file.py *}`
     (CODE_AND_STRONG_MARKS, ""),

@@ -316,8 +316,12 @@ HTML_COMMENT_TO_END = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
 comment cut short by the passage's end (`render`); the unit splitter leaves an unclosed `<!--`
 as text, which keeps its units (`units.VERSION`)."""
 
-HTML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
-"""An HTML tag, opening or closing; never across a stray `<` (`if a<b then … <kbd>`)."""
+HTML_TAG = re.compile(r"<(?![A-Za-z][\w+.-]*:)/?[A-Za-z][^<>]*>")
+"""An HTML tag, opening or closing; never across a stray `<` (`if a<b then … <kbd>`), nor an
+autolink (`<https://example.org>`, `<mailto:a@b.c>`)."""
+
+AUTOLINK = re.compile(r"<([A-Za-z][\w+.-]*:[^<>\s]+)>")
+"""An autolink (`<https://example.org>`); group 1 the address it shows."""
 
 BREAK_TAG = re.compile(r"</?(?:br|p|div|li|ul|ol|tr|td|th)\b[^<>]*>", re.IGNORECASE)
 """A tag that breaks a line or a block (`a<br>b`, `<li>a</li><li>b</li>` in a table cell): a

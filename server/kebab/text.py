@@ -55,7 +55,7 @@ MOOD_WORDS = frozenset(
         "hate love wish hope wonder wondering guess remember forgot forgotten recall "
         "recalled again still already ever never always quick quickly simple simply easy "
         "easily properly correctly nicely neat handy trick tricks "
-        "bunch lot lots couple handful ton tons plenty several various"
+        "bunch lot lots couple handful ton tons plenty several various anymore"
     )
 )
 
