@@ -307,3 +307,25 @@ def test_closest_says_what_the_notes_lack_only_when_the_question_is_about_it() -
     assert outcome.closest_text("pem 키 권한을 Windows에서 줄이려면?", []) == (
         outcome.closest_words("pem 키 권한을 Windows에서 줄이려면?")
     )
+
+
+async def test_a_closest_passage_shows_the_line_that_comes_closest_not_only_its_opening(
+    make_ws: MakeWorkspace,
+) -> None:
+    """A person judges a listed passage by its excerpt. The opening of a long page (what the
+    tool is) said nothing of the entry asked about, nine entries down; the excerpt now leads
+    with that entry after `…`."""
+    entries = "".join(
+        f"- Show the {word} messages of the journal:\n\n`journalctl --{word}`\n\n"
+        for word in ["kernel", "boot", "user", "system", "catalog", "merged", "header", "disk"]
+    )
+    page = (
+        "# journalctl\n\n> Query the systemd journal, the log of every service.\n\n"
+        + entries
+        + "- Delete journal logs which are older than 2 days:\n\n`journalctl --vacuum-time 2d`\n"
+    )
+    ws = make_ws(notes={"tools/journalctl.md": page}, rag={"answered_at": 0.99})
+    near = await ask(ws, "how do I throw away journal logs older than two days?")
+    assert near.outcome == "closest", near.answer
+    [listed] = [c for c in near.candidates if c.path == "tools/journalctl.md"]
+    assert listed.excerpt.startswith("… Delete journal logs which are older than 2 days"), listed

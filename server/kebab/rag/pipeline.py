@@ -276,7 +276,7 @@ def finish(
         else []
     )
     for c in candidates:
-        c.excerpt = excerpt(c.text)
+        c.excerpt = _near_excerpt(llm, req.question, c)
     unsupported = verdict.unsupported if refusal == "llm_self_judge" else []
     why = attribution.refusal_words(req.question, verdict) if refusal == "llm_self_judge" else None
     if grounded:
@@ -434,6 +434,25 @@ def nearest(p: Prepared, n: int = 3) -> list[Hit]:
     for h in ranked:
         (again if any(e.path == h.path for e in each) else each).append(h)
     return (each + again)[:n]
+
+
+NEAR_EXCERPT = 320  # characters: the closest line, then as much of the opening as fits
+
+
+def _near_excerpt(llm: LanguageModel, question: str, c: Citation) -> str:
+    """A nearest passage as a person scans it: its opening, or, when the line that comes
+    closest to the question lies past what the opening shows (a tldr page's sixth entry, a
+    long section's last step), that line after `…`, then the opening: what the person judges
+    the passage by. The quoting answerer picks the line (`Quoter.key_sentences`); with a model,
+    the opening."""
+    whole = excerpt(c.text, NEAR_EXCERPT)
+    if not isinstance(llm, Quoter):
+        return whole
+    ev = Evidence(0, c.path, c.heading_path, c.start_line, c.end_line, c.text, c.content_hash)
+    best = [excerpt(line) for line in llm.key_sentences(question, ev, 1)]
+    if not best or not best[0] or best[0].rstrip("…") in whole:
+        return whole
+    return excerpt(f"… {best[0]} · {excerpt(c.text, 10_000)}", NEAR_EXCERPT)
 
 
 def _fix_first(ranked: list[Hit]) -> list[Hit]:
