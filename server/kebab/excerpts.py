@@ -7,6 +7,7 @@ markers, link targets, wiki link brackets, code and emphasis marks). answer.v1
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from kebab.syntax import (
     AUTOLINK,
@@ -60,8 +61,15 @@ def excerpt(markdown: str, limit: int = 240) -> str:
     lines = HTML_COMMENT_TO_END.sub(" ", markdown.replace("\r\n", "\n")).split("\n")
     while lines and (not lines[0].strip() or HEADING_MARK.match(lines[0])):
         lines.pop(0)
-    text = " ".join(filter(None, _plain_lines(lines)))
-    text = " ".join(text.split())
+    read: list[str] = []
+    size = 0
+    for line in _plain_lines(lines):  # only as many lines as the excerpt can show
+        words = " ".join(line.split())
+        read.append(words)
+        size += len(words) + 1 if words else 0
+        if size > limit + 1:
+            break
+    text = " ".join(" ".join(filter(None, read)).split())
     if len(text) <= limit:
         return text
     head = text[:limit]
@@ -69,20 +77,18 @@ def excerpt(markdown: str, limit: int = 240) -> str:
     return (head[:space] if space > limit * 0.6 else head).rstrip() + "…"
 
 
-def _plain_lines(lines: list[str]) -> list[str]:
+def _plain_lines(lines: list[str]) -> Iterator[str]:
     """Each line as plain text; a fenced block's lines are code, shown as written (`<div>`), and
     a dialect's block markers (`/// tip | 팁`, `!!! note`, `???+ info "Title"`) are left out."""
-    out: list[str] = []
     fenced = False
     for line in lines:
         if FENCE_LINE.match(line):
             fenced = not fenced
             continue
         if fenced:  # its tags and marks are code; a line's lead (`# comment`) reads as Markdown
-            out.append(_lead_dropped(line).strip())
+            yield _lead_dropped(line).strip()
         elif not DIALECT_MARKER.match(line.strip()):  # `/// tip | 팁`, `!!! note`: markup
-            out.append(_plain(line))
-    return out
+            yield _plain(line)
 
 
 def _lead_dropped(line: str) -> str:

@@ -446,13 +446,13 @@ def _near_excerpt(llm: LanguageModel, question: str, c: Citation) -> str:
     the passage by. The quoting answerer picks the line (`Quoter.key_sentences`); with a model,
     the opening."""
     whole = excerpt(c.text, NEAR_EXCERPT)
-    if not isinstance(llm, Quoter):
+    if not isinstance(llm, Quoter) or not whole.endswith("…"):  # or all of it is shown
         return whole
     ev = Evidence(0, c.path, c.heading_path, c.start_line, c.end_line, c.text, c.content_hash)
     best = [excerpt(line) for line in llm.key_sentences(question, ev, 1)]
     if not best or not best[0] or best[0].rstrip("…") in whole:
         return whole
-    return excerpt(f"… {best[0]} · {excerpt(c.text, 10_000)}", NEAR_EXCERPT)
+    return excerpt(f"… {best[0]} · {whole}", NEAR_EXCERPT)
 
 
 def _fix_first(ranked: list[Hit]) -> list[Hit]:
