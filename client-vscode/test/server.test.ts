@@ -400,11 +400,12 @@ describe("kebab serve", () => {
     assert.ok(panel.startsWith(`> **${head}** ${a.refusal_text}`), panel);
     assert.match(panel, a.outcome === "closest" ? /\*\*Closest passages\*\*/ : /\*\*Nearest passages\*\*/);
     assert.doesNotMatch(panel, /score_gate|llm_self_judge/);
-    // each passage with the server's one-line excerpt, shown as it is, in italics under its link
+    // each passage with the server's one-line excerpt (at most 320 characters and its `…`),
+    // shown as it is, in italics under its link
     const candidates = a.candidates ?? [];
     assert.ok(candidates.length > 0);
     for (const c of candidates) {
-      assert.ok(c.excerpt && !c.excerpt.includes("\n") && c.excerpt.length <= 241, JSON.stringify(c.excerpt));
+      assert.ok(c.excerpt && !c.excerpt.includes("\n") && c.excerpt.length <= 321, JSON.stringify(c.excerpt));
       assert.equal(c.label ?? null, null); // a nearest passage is cited by nothing
     }
     const shown = [...panel.matchAll(/^ {3}\*(.*)\*$/gm)].map((m) => m[1].replace(/\\(.)/g, "$1"));
