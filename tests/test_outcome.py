@@ -289,6 +289,9 @@ def test_closest_lists_the_passages_the_quote_would_have_held_first() -> None:
     assert [h.chunk_id for h in nearest(p, 5)] == ["a1", "d", "b", "c", "a2"]
     p.extra["first"] = ["c", "a2"]
     assert [h.chunk_id for h in nearest(p, 5)] == ["c", "a2", "b", "d", "a1"]
+    # a quote of more passages than are listed: the ones it held still come before the rest
+    p.extra["first"] = ["a1", "a2", "c", "d"]
+    assert [h.chunk_id for h in nearest(p, 3)] == ["a1", "c", "d"]
 
 
 def test_closest_says_what_the_notes_lack_only_when_the_question_is_about_it() -> None:
