@@ -82,7 +82,7 @@ def _plain_lines(lines: list[str]) -> Iterator[str]:
     a dialect's block markers (`/// tip | 팁`, `!!! note`, `???+ info "Title"`) are left out."""
     fenced = False
     for line in lines:
-        if FENCE_LINE.match(line):
+        if FENCE_LINE.match(line):  # any fence line, a nested block's too: never shown
             fenced = not fenced
             continue
         if fenced:  # its tags and marks are code; a line's lead (`# comment`) reads as Markdown

@@ -32,6 +32,7 @@ from kebab.syntax import (
     FOOTNOTE_REFERENCE,
     HEADING,
     KEBAB_DEFINITION,
+    LINK_ELSEWHERE,
     MARKDOWN_LINK,
     QUOTE_MARKER,
     SPACE_BEFORE_FOOTNOTE,
@@ -133,7 +134,7 @@ def _links_from(answer: str, by_marker: dict[int, Citation], base: str) -> str:
 def _moved(here: str, base: str) -> Callable[[re.Match[str]], str]:
     def move(m: re.Match[str]) -> str:
         target = m.group(2)
-        if re.match(r"[A-Za-z][\w+.-]*:|[/#]", target):  # a URL, a site path, an anchor
+        if LINK_ELSEWHERE.match(target):
             return m.group()
         path, hash_, anchor = target.partition("#")
         where = posixpath.normpath(posixpath.join(here, unquote(path)))

@@ -316,11 +316,16 @@ HTML_COMMENT_TO_END = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
 comment cut short by the passage's end (`render`); the unit splitter leaves an unclosed `<!--`
 as text, which keeps its units (`units.VERSION`)."""
 
-HTML_TAG = re.compile(r"<(?![A-Za-z][\w+.-]*:)/?[A-Za-z][^<>]*>")
+_SCHEME = r"[A-Za-z][\w+.-]*:"  # `https:`, `mailto:`
+
+LINK_ELSEWHERE = re.compile(_SCHEME + r"|[/#]")
+"""A link target that is not a path relative to its note: a URL, a site path, an anchor."""
+
+HTML_TAG = re.compile(r"<(?!" + _SCHEME + r")/?[A-Za-z][^<>]*>")
 """An HTML tag, opening or closing; never across a stray `<` (`if a<b then … <kbd>`), nor an
 autolink (`<https://example.org>`, `<mailto:a@b.c>`)."""
 
-AUTOLINK = re.compile(r"<([A-Za-z][\w+.-]*:[^<>\s]+)>")
+AUTOLINK = re.compile(r"<(" + _SCHEME + r"[^<>\s]+)>")
 """An autolink (`<https://example.org>`); group 1 the address it shows."""
 
 BREAK_TAG = re.compile(r"</?(?:br|p|div|li|ul|ol|tr|td|th)\b[^<>]*>", re.IGNORECASE)

@@ -172,7 +172,8 @@ def _mkdocs_bodies(lines: list[str]) -> list[str]:
     as CommonMark, a body's second paragraph or its fenced block, four spaces in, is an indented
     code block, and prose was quoted in a code block or a fence inside another. A tab's title
     (`=== "SciPy"`) leads into its body as `SciPy:`; an admonition's line stays markup."""
-    if "!!!" not in "".join(lines) and "???" not in "".join(lines) and "===" not in "".join(lines):
+    joined = "\n".join(lines)
+    if not any(marker in joined for marker in ("!!!", "???", "===")):
         return lines
     out = list(lines)
     fence = ""

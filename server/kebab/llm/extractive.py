@@ -737,7 +737,8 @@ def _best_entry_first(found: list[tuple[Evidence, str]], chosen: list[int], i0: 
 
 def _entry(unit: str) -> bool:
     """A bulleted item that names a command of its own (a code span): one entry of a menu."""
-    return bool(re.match(r"[-*+]\s", unit)) and bool(CODE_SPAN.search(unit))
+    item = LIST_ITEM.match(unit)
+    return item is not None and item.group(1) in "-*+" and bool(CODE_SPAN.search(unit))
 
 
 def _what_follows(found: list[tuple[Evidence, str]], i: int) -> list[int]:
