@@ -123,7 +123,7 @@ def test_a_quoted_link_or_image_points_where_it_did_once_inserted_elsewhere() ->
     unit = (
         "Press Save: ![the dialog](../img/save%20dialog.png) and see "
         "[Filters](filters.md#due-dates), [odd](a%29b%23c.md), [home](/index.md), "
-        "[web](https://example.org/a.md) "
+        "[web](https://example.org/a.md), [plan](<backup plan.md>) "
         "and `[code](not/a/link.md)`."
     )
     ev = Evidence(1, "tools/setup.md", ["Section"], 1, 9, unit, "0" * 64, 1.0)
@@ -132,6 +132,7 @@ def test_a_quoted_link_or_image_points_where_it_did_once_inserted_elsewhere() ->
     assert "![the dialog](../../img/save%20dialog.png)" in body, body
     assert "[Filters](../../tools/filters.md#due-dates)" in body, body
     assert "[odd](../../tools/a%29b%23c.md)" in body, body  # still one file, not a cut link
+    assert "[plan](<../../tools/backup%20plan.md>)" in body, body  # a target with spaces
     assert "[home](/index.md)" in body and "[web](https://example.org/a.md)" in body, body
     assert "`[code](not/a/link.md)`" in body, body  # code, as written
     same, _ = footnotes.render(answer, [_citation("tools/setup.md")], "tools/today.md")

@@ -40,6 +40,7 @@ def test_every_kind_of_link_is_read_and_code_links_nothing() -> None:
         "See [[Installation]], [[Sorting#Sort by due|due dates]] and ![[Grouping#^abc]].\n"
         "A table cell: [[Sorting\\|sort]]. A picture: ![[chart.png]]. [[#Local heading]]\n"
         "[plan](../ops/backup%20plan.md#restore) and [site](https://obsidian.md).\n"
+        "[the plan](<../ops/backup plan.md>), as CommonMark writes a target with spaces.\n"
         "`[[Installation]]` is code.\n"
         "```\n[[Grouping]]\n```\n"
     )
@@ -52,6 +53,7 @@ def test_every_kind_of_link_is_read_and_code_links_nothing() -> None:
         (2, "Queries/Sorting.md", None, False),
         (2, "Queries/Index.md", "Local heading", False),
         (3, "ops/backup plan.md", "restore", False),
+        (4, "ops/backup plan.md", None, False),
     ]
 
 

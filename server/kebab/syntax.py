@@ -209,9 +209,12 @@ WIKILINK_HEADING_HERE = re.compile(r"\[\[#([^\]]*)\]\]")
 WIKILINK_HEADING = re.compile(r"\[\[([^\]#]*)#([^\]]*)\]\]")
 WIKILINK_NOTE = re.compile(r"\[\[([^\]]*)\]\]")
 
-MARKDOWN_LINK = re.compile(r"(!?)\[[^\]\n]*\]\(<?([^)\s>]+)>?(?:\s+\"[^\"\n]*\")?\)")
+MARKDOWN_LINK = re.compile(
+    r"(!?)\[[^\]\n]*\]\(<?((?<=<)[^<>\n]+(?=>)|(?<!<)[^)\s<>]+)>?(?:\s+\"[^\"\n]*\")?\)"
+)
 """A Markdown link or image on one line, read as a link (`links`): group 1 the image's `!`,
-group 2 its target (`<...>` and a title around it left out)."""
+group 2 its target (`<...>` and a title around it left out). Between `<` and `>` a target may
+hold spaces (`[plan](<backup plan.md>)`), as CommonMark allows."""
 
 MARKDOWN_LINK_SHOWN = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 """A Markdown link or image read as the text it shows (`render`): group 1 its text. Unlike
@@ -321,9 +324,10 @@ _SCHEME = r"[A-Za-z][\w+.-]*:"  # `https:`, `mailto:`
 LINK_ELSEWHERE = re.compile(_SCHEME + r"|[/#]")
 """A link target that is not a path relative to its note: a URL, a site path, an anchor."""
 
-HTML_TAG = re.compile(r"<(?!" + _SCHEME + r")/?[A-Za-z][^<>]*>")
+HTML_TAG = re.compile(r"(?<!\]\()<(?!" + _SCHEME + r")/?[A-Za-z][^<>]*>")
 """An HTML tag, opening or closing; never across a stray `<` (`if a<b then … <kbd>`), nor an
-autolink (`<https://example.org>`, `<mailto:a@b.c>`)."""
+autolink (`<https://example.org>`, `<mailto:a@b.c>`), nor a link's target written in `<>`
+(`[plan](<backup plan.md>)`)."""
 
 AUTOLINK = re.compile(r"<(" + _SCHEME + r"[^<>\s]+)>")
 """An autolink (`<https://example.org>`); group 1 the address it shows."""
