@@ -459,3 +459,23 @@ def test_every_multi_unit_passage_gets_one_stored_vector_per_unit(
     assert qvec is not None
     best = int((stored[many.content_hash] @ qvec).argmax())
     assert "6380" in units(many.text)[best]
+
+
+def test_an_edited_buffer_is_found_by_meaning_at_once(fixture_workspace, open_workspace):
+    """An unsaved edit re-indexes its note; its changed passage had no vector until the backlog
+    came round to it, ranked on its words alone, and the next question quoted a neighbour
+    ("Start the new container on the new port") for the port it had just edited."""
+    ws = open_workspace(fixture_workspace)
+    ws.refresh()
+    path = fixture_workspace / "ops" / "postgres.md"
+    edited = path.read_text(encoding="utf-8").replace("port **5433**", "port **6543**")
+    assert ws.update_text("ops/postgres.md", edited)
+    hits = ws.search("Which port does Postgres on nas01 listen on?", k=5)
+    [main] = [h for h in hits if "6543" in h.text]
+    assert main.vector_score is not None, "the edited passage has its vector"
+    stored = vector_rows.unit_vectors(
+        ws.index.store,
+        ws.index.units_model(),
+        [c.content_hash for _, c in ws.index.store.chunks_of("ops/postgres.md")],
+    )
+    assert len(stored) == len(ws.index.store.chunks_of("ops/postgres.md")), "and its units theirs"

@@ -121,25 +121,62 @@ def embed_units(
             break
         after = rows[-1][0]
         todo = {c.content_hash: c for _, c in rows}
-        texts: list[str] = []
-        spans: list[tuple[str, int, int]] = []
-        for h, c in todo.items():
-            found = units.units(c.text)[: units.MAX_UNITS]
-            n = len(found) if len(found) > 1 else 0
-            spans.append((h, len(texts), n))
-            where = list(dict.fromkeys([c.title, *c.heading_path]))
-            texts += [units.embedding_text(where, u) for u in found[:n]]
-        try:
-            vecs = ix.embedder.embed(texts) if texts else np.zeros((0, ix.embedder.dim))
-        except EmbedderError as e:
-            ix.embed_error = str(e)
-            log.warning("embedding stopped: %s", e)
+        if not embed_units_of(ix, list(todo.values())):
             break
-        with failing_writes(ix.dir):
-            vector_rows.put_unit_vectors(
-                ix.store, model, [(h, vecs[i : i + n]) for h, i, n in spans]
-            )
         pace.done(len(rows))
         done += len(todo)
         if progress:
             progress("units", done, total)
+
+
+def embed_now(ix: IndexParts, chunks: list[Chunk]) -> None:
+    """Passage and unit vectors for those of `chunks` that lack them, at once: the few passages
+    an unsaved buffer changed. Until the backlog came round to them, an edited passage had no
+    vector and ranked on its words alone, below its neighbours and below a line elsewhere that
+    merely restates the question; the next question quoted the wrong passage."""
+    if ix.embedder is None or ix.vectors is None or ix.read_only:
+        return
+    hashes = [c.content_hash for c in chunks]
+    have = vector_rows.vectors_by_hash(ix.store, ix.embedder.id, hashes)
+    pending = {c.content_hash: c for c in chunks if c.content_hash not in have}
+    if pending:
+        try:
+            vecs = ix.embedder.embed([embedding_text(c) for c in pending.values()])
+        except EmbedderError as e:
+            ix.embed_error = str(e)
+            log.warning("embedding stopped: %s", e)
+            return
+        with failing_writes(ix.dir):
+            vector_rows.put_embeddings(ix.store, ix.embedder.id, list(pending), vecs)
+        keys, stored = vector_rows.vectors_for_hashes(ix.store, ix.embedder.id, list(pending))
+        ix.vectors.add(keys, stored)
+    units_have = vector_rows.unit_vectors(ix.store, ix.units_model(), hashes)
+    embed_units_of(ix, [c for c in chunks if c.content_hash not in units_have])
+
+
+def embed_units_of(ix: IndexParts, chunks: list[Chunk]) -> bool:
+    """Store the unit vectors of `chunks` (a batch of the backlog, or the passages an unsaved
+    buffer changed: search ranks a passage by its best unit, and one without unit vectors
+    would rank below its own old text until the backlog came round). False when the embedder
+    failed (said in `ix.embed_error`)."""
+    assert ix.embedder is not None
+    todo = {c.content_hash: c for c in chunks}
+    texts: list[str] = []
+    spans: list[tuple[str, int, int]] = []
+    for h, c in todo.items():
+        found = units.units(c.text)[: units.MAX_UNITS]
+        n = len(found) if len(found) > 1 else 0
+        spans.append((h, len(texts), n))
+        where = list(dict.fromkeys([c.title, *c.heading_path]))
+        texts += [units.embedding_text(where, u) for u in found[:n]]
+    try:
+        vecs = ix.embedder.embed(texts) if texts else np.zeros((0, ix.embedder.dim))
+    except EmbedderError as e:
+        ix.embed_error = str(e)
+        log.warning("embedding stopped: %s", e)
+        return False
+    with failing_writes(ix.dir):
+        vector_rows.put_unit_vectors(
+            ix.store, ix.units_model(), [(h, vecs[i : i + n]) for h, i, n in spans]
+        )
+    return True

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection
 
 from kebab import links, markdown
 from kebab.index import vector_rows
-from kebab.index.backlog import Pace
+from kebab.index.backlog import Pace, embed_now
 from kebab.index.disk import failing_writes, write_atomic
 from kebab.index.files import NoteFile, read_note, scan
 from kebab.index.parts import IndexParts, Progress
@@ -166,6 +166,7 @@ def update_text(ix: IndexParts, path: str, text: str) -> bool:
     note = NoteFile(path, str(ix.root / path), -1, -1)
     with ix.writing():
         write_batch(ix, [(note, text)], [])
+    embed_now(ix, [c for _, c in ix.store.chunks_of(path)])
     return True
 
 
