@@ -177,12 +177,12 @@ class Extractive:
         asked = names(question)
         held = " ".join(ev.text for ev in evidence).lower()
         wants = [shape for asks, shape in WANTS[:-1] if asks.search(question)]
-        # the best unit of another note, among the passages the probabilities are shared by:
-        # the margin, like `lead`, must not grow or shrink with `search.k`
-        near = {m for m, _ in ranked[: lead.AMONG]}
-        others = [
-            scores[i] for i in order if found[i][0].path != top.path and found[i][0].marker in near
-        ]
+        # the best unit of another note, among the `lead.AMONG` likeliest passages of other
+        # notes: the margin, like `lead`, must not grow or shrink with `search.k`, nor jump
+        # when one long note's sections fill the likeliest five and leave nothing to beat
+        where = {ev.marker: ev.path for ev, _ in found}
+        near = {m for m, _ in [x for x in ranked if where.get(x[0]) != top.path][: lead.AMONG]}
+        others = [scores[i] for i in order if found[i][0].marker in near]
         rarest = max((w for _, w, _ in s.subject), default=0.0)
         absent = [w for terms, w, _ in s.subject if not terms & s.note[top.path]]
         # A fix quoted for the problem the question described is vouched for by that match:
