@@ -332,3 +332,5 @@ async def test_a_closest_passage_shows_the_line_that_comes_closest_not_only_its_
     assert near.outcome == "closest", near.answer
     [listed] = [c for c in near.candidates if c.path == "tools/journalctl.md"]
     assert listed.excerpt.startswith("… Delete journal logs which are older than 2 days"), listed
+    # and reads on from it: the command under the entry is what the person came for
+    assert "journalctl --vacuum-time 2d" in listed.excerpt, listed.excerpt

@@ -441,10 +441,13 @@ NEAR_EXCERPT = 320  # characters: the closest line, then as much of the opening 
 
 def _near_excerpt(llm: LanguageModel, question: str, c: Citation) -> str:
     """A nearest passage as a person scans it: its opening, or, when the line that comes
-    closest to the question lies past what the opening shows (a tldr page's sixth entry, a
-    long section's last step), that line after `…`, then the opening: what the person judges
-    the passage by. The quoting answerer picks the line (`Quoter.key_sentences`); with a model,
-    the opening."""
+    closest to the question is not all there (a tldr page's sixth entry, a long section's last
+    step), the passage read on from that line, after `…`: what the person judges the passage
+    by, and what follows it (the command under a tldr entry, the option a sentence goes on to
+    name). The quoting answerer picks the line (`Quoter.key_sentences`); with a model, the
+    opening. Among answerable questions ending `closest`, the listed excerpts show every key
+    fact for 0.51 -> 0.52 (seven corpora), 0.41 -> 0.45 (new English questions), 0.42 -> 0.44
+    (tldr) against that line followed by the opening."""
     whole = excerpt(c.text, NEAR_EXCERPT)
     if not isinstance(llm, Quoter) or not whole.endswith("…"):  # or all of it is shown
         return whole
@@ -452,7 +455,11 @@ def _near_excerpt(llm: LanguageModel, question: str, c: Citation) -> str:
     best = [excerpt(line) for line in llm.key_sentences(question, ev, 1)]
     if not best or not best[0] or best[0].rstrip("…") in whole:
         return whole
-    return excerpt(f"… {best[0]} · {whole}", NEAR_EXCERPT)
+    line = best[0].rstrip("…")
+    plain = excerpt(c.text, 2 * len(c.text))  # all of it, as the excerpt shows it
+    at = plain.find(line[:40])
+    tail = plain[at:] if at > 0 else f"{best[0]} · {whole}"
+    return excerpt(f"… {tail}", NEAR_EXCERPT)
 
 
 def _fix_first(ranked: list[Hit]) -> list[Hit]:
