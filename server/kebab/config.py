@@ -34,7 +34,7 @@ class EmbedConfig(msgspec.Struct, forbid_unknown_fields=True):
 class SearchConfig(msgspec.Struct, forbid_unknown_fields=True):
     k: int = 10
     mode: Literal["hybrid", "lexical", "vector"] = "hybrid"
-    lexical_weight: float = 0.6  # hybrid: share of BM25 in the fused score (the rest: vectors)
+    lexical_weight: float = 0.5  # hybrid: share of BM25 in the fused score (the rest: vectors)
     candidates: int = 50  # how deep each retriever looks before fusion
 
 
@@ -72,7 +72,7 @@ class RagConfig(msgspec.Struct, forbid_unknown_fields=True):
     # How sure the extractive answerer must be that its quote holds what was asked to call it
     # `answered` (below it: `closest`). Higher answers less often and is wrong less often:
     # docs/quality.md has the measured trade (risk-coverage tables, each corpus held out).
-    answered_at: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.5
+    answered_at: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = 0.55
     prompt_template_version: str = "rag-v1"
     # Cite a model's unmarked (or mis-marked) sentences with the passage that supports them
     # (`citations[].by = "kebab"`); false: only the model's own `[#n]` markers count.
