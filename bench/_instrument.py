@@ -14,7 +14,7 @@ from typing import Any
 from unittest import mock
 
 from kebab import markdown
-from kebab.index import backlog, syncing
+from kebab.index import backlog, syncing, vector_rows
 from kebab.workspace import Workspace
 
 
@@ -30,7 +30,8 @@ def since(start: tuple[float, float]) -> dict[str, float]:
 # What PhaseTimes wraps, as owner:attribute,...: the steps of sync and embed_pending.
 _TIMED = (
     "syncing:scan,read_note,write_batch backlog:embedding_text markdown:parse index:save_vectors "
-    "store:documents,put_embeddings,pending_embeddings,count_pending,vectors_for,vectors_for_hashes "
+    "store:documents "
+    "vector_rows:put_embeddings,pending_embeddings,count_pending,vectors_for,vectors_for_hashes "
     "lexical:write vectors:add,remove embedder:embed"
 )
 
@@ -62,6 +63,7 @@ class PhaseTimes:
             "markdown": markdown,
             "index": ix,
             "store": ix.store,
+            "vector_rows": vector_rows,
             "lexical": ix.lexical,
             "vectors": ix.vectors,
             "embedder": ws.embedder,
@@ -79,7 +81,7 @@ class PhaseTimes:
         """Sync seconds: scan, read, parse, Tantivy, and SQLite (the rest of the batch write)."""
         s = self.seconds
         sqlite = s["syncing.write_batch"] - s["markdown.parse"] - s["lexical.write"]
-        sqlite -= s["vectors.add"] + s["vectors.remove"] + s["store.vectors_for"]
+        sqlite -= s["vectors.add"] + s["vectors.remove"] + s["vector_rows.vectors_for"]
         parts = {"scan": s["syncing.scan"], "read": s["syncing.read_note"],
                  "parse": s["markdown.parse"], "tantivy": s["lexical.write"],
                  "sqlite": sqlite + s["store.documents"]}  # fmt: skip
