@@ -458,6 +458,8 @@ def _near_excerpt(llm: LanguageModel, question: str, c: Citation) -> str:
     line = best[0].rstrip("…")
     plain = excerpt(c.text, 2 * len(c.text))  # all of it, as the excerpt shows it
     at = plain.find(line[:40])
+    if at == 0:  # the opening is that line
+        return whole
     tail = plain[at:] if at > 0 else f"{best[0]} · {whole}"
     return excerpt(f"… {tail}", NEAR_EXCERPT)
 
