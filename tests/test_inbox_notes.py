@@ -78,3 +78,22 @@ async def test_a_note_of_questions_answered_in_place_is_then_quoted(make_ws: Mak
     assert after.outcome == "answered", after.answer
     assert [c.path for c in after.citations][:1] == ["Inbox.md"], after.answer
     assert "Todoist Sync plugin" in after.answer
+
+
+async def test_a_question_written_in_a_note_scores_as_it_does_asked_from_nowhere(
+    make_ws: MakeWorkspace,
+) -> None:
+    """The note a question is written in (with kebab's footnotes for an earlier answer) matches
+    it best. Set aside after the scores were fused, it still set their scale: asked from that
+    note, a question the notes answer plainly scored 0.53 (`closest`) against 0.67."""
+    q = "What time does the nightly backup run, and how long are daily snapshots kept?"
+    note = (
+        f"# Numbers\n\nSeen before.[^kb-4]\n\n{q}\n\n"
+        '[^kb-4]: [Earlier](../ops/backup.md "kb:000000000000") L1–L2\n'
+    )
+    ws = make_ws(notes={"inbox/numbers.md": note})
+    here = await ask(ws, q, path="inbox/numbers.md", explain=True)
+    nowhere = await ask(ws, q, explain=True)
+    assert here.outcome == nowhere.outcome == "answered", here.answer
+    sure = [a.explain["outcome"]["confidence"] for a in (here, nowhere)]
+    assert abs(sure[0] - sure[1]) < 0.03, sure

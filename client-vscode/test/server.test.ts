@@ -352,9 +352,7 @@ describe("kebab serve", () => {
   });
 
   it("numbers an answer asked from a note as Insert writes it there: after the note's own, a passage cited before keeps its label", async () => {
-    // one plain fact (a two-part question sits near `rag.answered_at` and may come out `closest`)
-    const question = "What time does the nightly backup run?";
-    const first = (await ask(rpc, { question }).result).answer;
+    const first = (await ask(rpc, { question: BACKUP_Q }).result).answer;
     assert.ok(first.grounded, first.answer);
     const notePath = "inbox/numbers.md";
     const file = path.join(root, notePath);
@@ -363,15 +361,15 @@ describe("kebab serve", () => {
     const cited = first.citations.find((c) => c.marker === citationLabels(first).keys().next().value)!;
     assert.equal(cited.label, "kb-1"); // asked from no note: kb-1, kb-2… in order of first citation
     const earlier = `[^kb-4]: [Earlier](../${cited.path} "kb:${cited.content_hash.slice(0, 12)}") L${cited.start_line}–L${cited.end_line}`;
-    const buffer = `# Numbers\n\nSeen before.[^kb-4]\n\n${question}\n\n${earlier}\n`;
+    const buffer = `# Numbers\n\nSeen before.[^kb-4]\n\n${BACKUP_Q}\n\n${earlier}\n`;
     fs.writeFileSync(file, buffer);
     open.set(uri, { version: 1, text: buffer });
     await rpc.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "markdown", version: 1, text: buffer } });
     try {
-      const a = (await ask(rpc, { question, uri }).result).answer;
+      const a = (await ask(rpc, { question: BACKUP_Q, uri }).result).answer;
       const panel = panelMarkdown(a);
       const shown = [...panel.split("**Sources**")[0].matchAll(/\[\\\[(\d+)\\\]\]/g)].map((m) => Number(m[1]));
-      const at = buffer.split("\n").indexOf(question);
+      const at = buffer.split("\n").indexOf(BACKUP_Q);
       const inserted = await insertAnswer(rpc, uri, at, a.answer_id!);
       assert.equal(inserted.applied, true, messages.join("\n"));
       const lines = open.get(uri)!.text.split("\n");

@@ -69,7 +69,11 @@ def excerpt(markdown: str, limit: int = 240) -> str:
         size += len(words) + 1 if words else 0
         if size > limit + 1:
             break
-    text = " ".join(" ".join(filter(None, read)).split())
+    return clip(" ".join(" ".join(filter(None, read)).split()), limit)
+
+
+def clip(text: str, limit: int) -> str:
+    """Plain text at most `limit` characters: cut at a word, then `…`."""
     if len(text) <= limit:
         return text
     head = text[:limit]

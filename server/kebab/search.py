@@ -89,11 +89,13 @@ def search(
     candidates: int = 50,
     fusion: Fusion | None = None,
     vector_query: str | None = None,
+    leave_out: frozenset[str] = frozenset(),
 ) -> list[Hit]:
     """The top `k` chunks for `query`, best first.
 
     `vector_query` is embedded for the vector side instead of `query` (HyDE's hypothetical
-    answer); the lexical side and the script preference always use `query`.
+    answer); the lexical side and the script preference always use `query`. `leave_out` (chunk
+    ids: the passages a question is written in) is left out before the scores are fused.
     """
     filters = filters or Filters()
     fusion = fusion or Fusion()
@@ -110,13 +112,23 @@ def search(
         notes = passing(index, filters)
         lexical = [(key, s) for key, s in lexical if key in chunks and chunks[key].path in notes]
         vector = [(key, s) for key, s in vector if key in chunks and chunks[key].path in notes]
+
+    # What is never shown is left out before fusion, or it would set the scale the others are
+    # read on: a note holding only the question and kebab's footnotes for it scored 1.0 and
+    # pressed the passages that answer it down to 0.4 (`only_kebab_answers`, `leave_out`).
+    def kept(key: int) -> bool:
+        c = chunks.get(key)
+        return c is not None and c.id not in leave_out and not only_kebab_answers(c.text)
+
+    lexical = [(key, s) for key, s in lexical if kept(key)]
+    vector = [(key, s) for key, s in vector if kept(key)]
     units: dict[int, float] = {}
     if qvec is not None and fusion.unit_weight:
         pool = [key for key, _ in lexical[:candidates]] + [key for key, _ in vector[:candidates]]
         vector = _complete_cosines(index, qvec, vector, pool)
         units = _best_unit_cosines(index, qvec, {key: chunks[key] for key in pool if key in chunks})
     ranked = fuse(lexical[:candidates], vector, fusion, chunks, query, units)
-    shown = [h for h in ranked if h.chunk_id and not only_kebab_answers(h.text)]
+    shown = [h for h in ranked if h.chunk_id]
     return _translations_folded(index, query, shown, {c.id: key for key, c in chunks.items()}, k)
 
 

@@ -129,15 +129,24 @@ def embed_units(
             progress("units", done, total)
 
 
+# Passages of an edited buffer embedded at once (`embed_now`); the rest wait for the backlog.
+EMBED_NOW = 8
+
+
 def embed_now(ix: IndexParts, chunks: list[Chunk]) -> None:
-    """Passage and unit vectors for those of `chunks` that lack them, at once: the few passages
-    an unsaved buffer changed. Until the backlog came round to them, an edited passage had no
-    vector and ranked on its words alone, below its neighbours and below a line elsewhere that
-    merely restates the question; the next question quoted the wrong passage."""
+    """Passage and unit vectors for the first `EMBED_NOW` of `chunks` that lack them, at once:
+    the few passages an unsaved buffer changed. Until the backlog came round to them, an edited
+    passage had no vector and ranked on its words alone, below its neighbours and below a line
+    elsewhere that merely restates the question; the next question quoted the wrong passage. A
+    note the backlog has not reached at all waits for it, past the first few."""
     if ix.embedder is None or ix.vectors is None or ix.read_only:
         return
-    hashes = [c.content_hash for c in chunks]
-    have = vector_rows.vectors_by_hash(ix.store, ix.embedder.id, hashes)
+    have = vector_rows.vectors_by_hash(ix.store, ix.embedder.id, [c.content_hash for c in chunks])
+    units_have = vector_rows.unit_vectors(
+        ix.store, ix.units_model(), [c.content_hash for c in chunks]
+    )
+    chunks = [c for c in chunks if c.content_hash not in have or c.content_hash not in units_have]
+    chunks = chunks[:EMBED_NOW]
     pending = {c.content_hash: c for c in chunks if c.content_hash not in have}
     if pending:
         try:
@@ -150,7 +159,6 @@ def embed_now(ix: IndexParts, chunks: list[Chunk]) -> None:
             vector_rows.put_embeddings(ix.store, ix.embedder.id, list(pending), vecs)
         keys, stored = vector_rows.vectors_for_hashes(ix.store, ix.embedder.id, list(pending))
         ix.vectors.add(keys, stored)
-    units_have = vector_rows.unit_vectors(ix.store, ix.units_model(), hashes)
     embed_units_of(ix, [c for c in chunks if c.content_hash not in units_have])
 
 

@@ -24,7 +24,7 @@ import msgspec
 from kebab import filters, footnotes, tokens
 from kebab.config import Config
 from kebab.errors import Cancelled, IndexError_, LLMError
-from kebab.excerpts import excerpt
+from kebab.excerpts import clip, excerpt
 from kebab.footnotes import MARKER
 from kebab.index import Index, answers, versions
 from kebab.llm import Evidence, GenerateRequest, LanguageModel, Quoter, is_generative
@@ -436,7 +436,7 @@ def nearest(p: Prepared, n: int = 3) -> list[Hit]:
     return (each + again)[:n]
 
 
-NEAR_EXCERPT = 320  # characters: the closest line, then as much of the opening as fits
+NEAR_EXCERPT = 320  # characters: the opening, or the passage read on from its closest line
 
 
 def _near_excerpt(llm: LanguageModel, question: str, c: Citation) -> str:
@@ -457,11 +457,12 @@ def _near_excerpt(llm: LanguageModel, question: str, c: Citation) -> str:
         return whole
     line = best[0].rstrip("…")
     plain = excerpt(c.text, 2 * len(c.text))  # all of it, as the excerpt shows it
-    at = plain.find(line[:40])
-    if at == 0:  # the opening is that line
-        return whole
-    tail = plain[at:] if at > 0 else f"{best[0]} · {whole}"
-    return excerpt(f"… {tail}", NEAR_EXCERPT)
+    at = plain.find(line)
+    if at < 0 and plain.count(line[:40]) == 1:  # a long line, cut in `best`: by its start
+        at = plain.find(line[:40])
+    if at < 0:
+        return clip(f"… {best[0]} · {whole}", NEAR_EXCERPT)
+    return clip(f"… {plain[at:]}", NEAR_EXCERPT)
 
 
 def _fix_first(ranked: list[Hit]) -> list[Hit]:
