@@ -56,6 +56,11 @@ def test_a_note_is_asking_when_most_of_its_lines_are_questions() -> None:
     assert is_asking("- [ ] Why is the NAS slow?\n- [ ] 백업은 언제 돌아가나요?\n")
     # a FAQ's questions and answers tie; one question opening a section asks nothing of it
     assert not is_asking("**How do I restart?**\nRun `reboot`.\n\n**Why?**\nUpdates.\n")
+    # an inbox's settled questions, struck through and pointing at their answer, still ask
+    assert is_asking(
+        "- ~~Which port does Postgres use on nas01?~~ Answered in [[postgres]].\n"
+        "- ~~Where is the restic password?~~ In [[backup]].\n"
+    )
     assert not is_asking("## Motivation\n\nHow can I list tasks due this week?\n\nUse a query.")
     assert not is_asking("```python\nwhy = input('why?')\nhow = input('how?')\n```\n")
 
@@ -97,3 +102,17 @@ async def test_a_question_written_in_a_note_scores_as_it_does_asked_from_nowhere
     assert here.outcome == nowhere.outcome == "answered", here.answer
     sure = [a.explain["outcome"]["confidence"] for a in (here, nowhere)]
     assert abs(sure[0] - sure[1]) < 0.03, sure
+
+
+def test_a_word_only_the_questions_own_note_holds_is_unknown_unless_it_only_phrases(
+    make_ws: MakeWorkspace,
+) -> None:
+    """Words found only where the question is written count as words no note holds; "could"
+    and "tell" are how the question is put, not what it is about, and were said to be missing
+    ("The notes never mention: Could.")."""
+    question = "Could you tell me which zebrafish strain the lab keeps?"
+    ws = make_ws(notes={"inbox/q.md": f"# Q\n\n{question}\n"})
+    ids = frozenset(c.id for _, c in ws.index.store.chunks_of("inbox/q.md"))
+    unknown = ws.index.unknown_words(question, ids)
+    assert "zebrafish" in unknown, unknown
+    assert not {"Could", "tell"} & set(unknown), unknown

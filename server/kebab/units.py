@@ -303,10 +303,17 @@ def only_kebab_answers(text: str) -> bool:
 
 def is_question(line: str) -> bool:
     """A line that asks (ends in '?', '？' or a Korean question ending), list and quote markers,
-    task boxes and emphasis aside."""
-    bare = LIST_ITEM.sub("", QUOTE_PREFIX.sub("", line.strip())).strip()
-    bare = TASK_BOX.sub("", bare).rstrip("~*_ ")
-    return bool(bare) and not bare.startswith("#") and bool(_QUESTION_END.search(bare))
+    task boxes and emphasis aside; or one that starts with a question struck through, as an
+    inbox marks the ones it settled ("~~Which port does Postgres use?~~ Answered in [[pg]])."""
+    bare = TASK_BOX.sub("", LIST_ITEM.sub("", QUOTE_PREFIX.sub("", line.strip())).strip())
+    struck = _STRUCK.match(bare)
+    return any(
+        bool(b) and not b.startswith("#") and bool(_QUESTION_END.search(b))
+        for b in (a.rstrip("~*_ ") for a in ([bare, struck.group(1)] if struck else [bare]))
+    )
+
+
+_STRUCK = re.compile(r"~~([^~]+)~~")
 
 
 @lru_cache(maxsize=2048)

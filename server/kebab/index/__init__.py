@@ -309,12 +309,13 @@ class Index:
         words = dict.fromkeys(w for w in asked if set(latin_terms(w)) & missing)
         unknown = list(words) or sorted(missing)
         if besides:
+            content = set(asked_terms)  # not "which", "does": no note needs to hold those
             unknown += [
                 w
                 for w in dict.fromkeys(asked)
                 if len(w) >= 3
                 and w not in unknown
-                and not set(latin_terms(w)) <= MOOD_WORDS
+                and set(latin_terms(w)) & content
                 and self._only_in(w, besides)
             ]
         return unknown
