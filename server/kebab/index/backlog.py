@@ -77,18 +77,9 @@ def embed_pending(
         if not rows:
             break
         after = rows[-1][0]
-        pending = list({h: (h, c) for _, h, c in rows}.values())  # each text once
-        try:
-            vecs = ix.embedder.embed([embedding_text(c) for _, c in pending])
-        except EmbedderError as e:
-            ix.embed_error = str(e)
-            log.warning("embedding stopped: %s", e)
+        pending = {h: c for _, h, c in rows}  # each text once
+        if not embed_passages_of(ix, list(pending.values())):
             break
-        hashes = [h for h, _ in pending]
-        with failing_writes(ix.dir):
-            vector_rows.put_embeddings(ix.store, ix.embedder.id, hashes, vecs)
-        keys, stored = vector_rows.vectors_for_hashes(ix.store, ix.embedder.id, hashes)
-        ix.vectors.add(keys, stored)
         pace.done(len(rows))
         done += len(pending)
         if progress:
@@ -147,19 +138,25 @@ def embed_now(ix: IndexParts, chunks: list[Chunk]) -> None:
     )
     chunks = [c for c in chunks if c.content_hash not in have or c.content_hash not in units_have]
     chunks = chunks[:EMBED_NOW]
-    pending = {c.content_hash: c for c in chunks if c.content_hash not in have}
-    if pending:
-        try:
-            vecs = ix.embedder.embed([embedding_text(c) for c in pending.values()])
-        except EmbedderError as e:
-            ix.embed_error = str(e)
-            log.warning("embedding stopped: %s", e)
-            return
-        with failing_writes(ix.dir):
-            vector_rows.put_embeddings(ix.store, ix.embedder.id, list(pending), vecs)
-        keys, stored = vector_rows.vectors_for_hashes(ix.store, ix.embedder.id, list(pending))
-        ix.vectors.add(keys, stored)
+    pending = [c for c in chunks if c.content_hash not in have]
+    if pending and not embed_passages_of(ix, pending):
+        return
     embed_units_of(ix, [c for c in chunks if c.content_hash not in units_have])
+
+
+def embed_passages_of(ix: IndexParts, chunks: list[Chunk]) -> bool:
+    """Store the passage vectors of `chunks` (each text once) and add them to the vector index.
+    False when the embedder failed (said in `ix.embed_error`)."""
+    assert ix.embedder is not None and ix.vectors is not None
+    todo = {c.content_hash: c for c in chunks}
+    vecs = _embedded(ix, [embedding_text(c) for c in todo.values()])
+    if vecs is None:
+        return False
+    with failing_writes(ix.dir):
+        vector_rows.put_embeddings(ix.store, ix.embedder.id, list(todo), vecs)
+    keys, stored = vector_rows.vectors_for_hashes(ix.store, ix.embedder.id, list(todo))
+    ix.vectors.add(keys, stored)
+    return True
 
 
 def embed_units_of(ix: IndexParts, chunks: list[Chunk]) -> bool:
@@ -177,14 +174,25 @@ def embed_units_of(ix: IndexParts, chunks: list[Chunk]) -> bool:
         spans.append((h, len(texts), n))
         where = list(dict.fromkeys([c.title, *c.heading_path]))
         texts += [units.embedding_text(where, u) for u in found[:n]]
-    try:
-        vecs = ix.embedder.embed(texts) if texts else np.zeros((0, ix.embedder.dim))
-    except EmbedderError as e:
-        ix.embed_error = str(e)
-        log.warning("embedding stopped: %s", e)
+    vecs = _embedded(ix, texts)
+    if vecs is None:
         return False
     with failing_writes(ix.dir):
         vector_rows.put_unit_vectors(
             ix.store, ix.units_model(), [(h, vecs[i : i + n]) for h, i, n in spans]
         )
     return True
+
+
+def _embedded(ix: IndexParts, texts: list[str]) -> np.ndarray | None:
+    """The embedder's vectors for `texts`; None when it failed, which stops the backlog until
+    the next sync and is said in `ix.embed_error`."""
+    assert ix.embedder is not None
+    if not texts:
+        return np.zeros((0, ix.embedder.dim))
+    try:
+        return ix.embedder.embed(texts)
+    except EmbedderError as e:
+        ix.embed_error = str(e)
+        log.warning("embedding stopped: %s", e)
+        return None

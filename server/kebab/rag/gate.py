@@ -106,15 +106,15 @@ def _retrieve(
     mode = req.mode or cfg.search.mode
     # A question is never its own evidence, whichever door it came through: the passages where
     # it is written down (an inbox note, the lines the code action answers) are set aside, and
-    # the search goes deeper when they crowd out the rest.
-    # Left out before fusion, not after: the passage the question is written in matches it best
-    # and would set the scale every other passage's score is read on (a question asked from the
-    # note it is written in scored 0.53 where asked from nowhere it scored 0.67).
+    # the search goes deeper when they crowd out the rest. They are left out before fusion, not
+    # after: matching the question best, they would set the scale every other passage's score
+    # is read on (asked from the note it is written in, a question scored 0.53, from nowhere
+    # 0.67).
     depth = k + 4
     asks = _asks(index, req)
-    held: set[str] = set()
     set_aside: list[Hit] = []
     while True:
+        held = frozenset(h.chunk_id for h in set_aside)
         found = search(
             index,
             query,
@@ -124,12 +124,11 @@ def _retrieve(
             max(cfg.search.candidates, depth + 16),
             Fusion(lexical_weight=cfg.search.lexical_weight),
             vector_query=vector_query,
-            leave_out=frozenset(held),
+            leave_out=held,
         )
         new = [h for h in found if asks(h.path, h.heading_path, h.text)]
         if new:  # search again without them
             set_aside += new
-            held |= {h.chunk_id for h in new}
             continue
         hits = found[: k + 4]
         if len(hits) == k + 4 or len(found) < depth + 16 or depth > 256:
@@ -143,7 +142,7 @@ def _retrieve(
     coverage = max(
         (term_coverage(query, " ".join([*h.heading_path, h.text])) for h in hits[:5]), default=0.0
     )
-    unknown = index.unknown_words(req.question, frozenset(held))
+    unknown = index.unknown_words(req.question, held)
     settled = outcome.before_answering(
         cfg,
         index.embedder.id if index.embedder else None,
