@@ -30,7 +30,7 @@ KIMCHI = "김치찌개는 중약불로 몇 분 끓여야 해?"
     ("question", "reply", "path", "heading"),
     [
         (BACKUP, "The backup runs every day at 02:30.", "ops/backup.md", "Schedule"),
-        (BACKUP, "The backup runs every day at 02:30 [#3].", "ops/backup.md", "Schedule"),
+        (BACKUP, "The backup runs every day at 02:30 [#2].", "ops/backup.md", "Schedule"),
         (KEPT, "Daily snapshots are kept for 7 days.", "ops/backup.md", "Retention policy"),
         (KIMCHI, "중약불로 줄여 15분 끓입니다.", "korean/kimchi-jjigae.md", "끓이기"),
         (KIMCHI, "중약불로 줄여 15분 끓입니다 [#4].", "korean/kimchi-jjigae.md", "끓이기"),

@@ -58,7 +58,7 @@ def test_refusals_have_one_wording(where: list[str], capsys: pytest.CaptureFixtu
 def test_a_single_source_is_1_as_in_the_editors(
     server: ModelServer, where: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server.answer("It runs ", "at 02:30 [#2].\nDaily [#2].")
+    server.answer("It runs ", "at 02:30 [#3].\nDaily [#3].")
     model = ["--backend", "openai", "--endpoint", server.url, "--model", "m"]
     out = ask(where, capsys, BACKUP, *model)
     assert out.startswith("It runs at 02:30[1].\nDaily[1].\n"), out

@@ -121,6 +121,27 @@ async def test_a_name_no_note_holds_is_not_answered(notes_ws: Workspace) -> None
     assert answer.refusal_text == "The notes never mention: Redis."
 
 
+async def test_the_start_of_an_identifier_a_note_holds_is_no_unknown_name(
+    make_ws: MakeWorkspace, tmp_path: Path
+) -> None:
+    """ "Methods starting with deleteBy" asks about `deleteByCardInfo`, which the index keeps
+    as one word: the notes do mention it."""
+    ws = make_ws(
+        root=tmp_path / "notes",
+        notes={
+            **NOTES,
+            "spring/jpa-delete.md": "## Problem\nA derived delete query removes nothing.\n\n"
+            "## Fix\nDerived delete queries need a transaction: annotate the service method "
+            "with `@Transactional` before calling `cardRepository.deleteByCardInfo(info)`.\n",
+        },
+    )
+    answer = await ask(ws, "My Spring repository method that starts with deleteBy deletes nothing")
+    assert answer.outcome != "not_answered", answer.answer
+    assert answer.candidates[0].path == "spring/jpa-delete.md"
+    answer = await ask(ws, "How do I call findByEmail on the repository?")
+    assert answer.refusal_text == "The notes never mention: findByEmail.", answer.answer
+
+
 async def test_a_name_no_note_holds_in_a_question_the_notes_match_gets_the_closest(
     notes_ws: Workspace,
 ) -> None:

@@ -111,7 +111,7 @@ async def test_extras_stay_off_with_the_extractive_backend(make_ws: MakeWorkspac
 async def test_relevance_filter_drops_passages_scored_below_the_threshold(
     server: ModelServer, make_ws: MakeWorkspace
 ) -> None:
-    server.script(Reply(['{"scores": [', "2, 9, 4]}"]), Reply([ANSWER]))
+    server.script(Reply(['{"scores": [', "2, 4, 9]}"]), Reply([ANSWER]))
     ws = make_ws(llm_settings(server), rag={"relevance_filter": True})
     answer = await ask(ws, QUESTION, k=3, explain=True)
 
@@ -119,11 +119,11 @@ async def test_relevance_filter_drops_passages_scored_below_the_threshold(
     scored = passages(scoring)
     assert [m for m, *_ in scored] == [1, 2, 3]
     assert '{"scores": [7, 2, 9]}' in scoring.message("system")
-    kept = scored[1]
+    kept = scored[2]
     assert [p[1:] for p in passages(final)] == [kept[1:]]  # only the passage scored 9, as [#1]
     assert answer.retrieval.chunks_used == 1
     assert (answer.citations[0].path, answer.citations[0].start_line) == kept[1:3]
-    assert answer.explain["extras"]["relevance_scores"] == [2.0, 9.0, 4.0]
+    assert answer.explain["extras"]["relevance_scores"] == [2.0, 4.0, 9.0]
 
 
 @pytest.mark.parametrize(

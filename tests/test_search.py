@@ -400,3 +400,39 @@ def test_a_passages_translation_is_not_among_its_related_passages(make_ws) -> No
     related = paths(ws.related("docs/en/backup.md", 3, k=10, linked=False))
     assert "docs/ko/backup.md" not in related, related
     assert related, "other notes are still related"
+
+
+# Problem → fix notes ------------------------------------------------------------------------
+
+TROUBLESHOOTING = {
+    "docker/cache.md": "## Problem\n\n- Every image build and compose up trips over stale cached "
+    "data left from earlier builds, and the containers end up tangled.\n\n## Fix\n\n"
+    "- `docker system prune -a`\n- prune: to cut away\n",
+    "docker/compose-name.md": "## Problem\n\nCompose puts the folder name in front of every "
+    "container name.\n\n## Fix\n\nRun compose with `-p` to choose the project name.\n",
+    "docker/jar.md": "## Fix\n\nMount the built jar into the container with a volume and start "
+    "it from the entrypoint; rebuild the image after every change.\n",
+    "docker/daemon.md": "## Fix\n\nReinstall Docker Desktop without the WSL 2 option and start "
+    "the engine again; delete the old settings file first.\n",
+}
+
+
+def test_a_question_that_describes_a_problem_finds_the_fix_in_the_same_note(
+    notes, write_note, open_workspace
+):
+    """The asker describes the symptom; the note's problem section matches it, and its fix,
+    which shares none of the asker's words, is listed right after it, before other notes'
+    fixes that share a few."""
+    for rel, text in TROUBLESHOOTING.items():
+        write_note(notes, rel, text)
+    ws = open_workspace(notes)
+    ws.refresh()
+    hits = ws.search(
+        "Every compose up runs into old cache junk from previous image builds. "
+        "How do I clear everything at once?",
+        k=3,
+    )
+    assert [(h.path, h.heading_path[-1]) for h in hits[:2]] == [
+        ("docker/cache.md", "Problem"),
+        ("docker/cache.md", "Fix"),
+    ], [(h.path, h.heading_path) for h in hits]

@@ -78,6 +78,12 @@ class Fusion:
     # A passage in the question's script (Hangul or not) is preferred over a translation of it:
     # the fused score of a passage in the other script is multiplied by this.
     other_script: float = 0.9
+    # Share of a passage's score that is its note's best passage's. A question describes a
+    # problem in the asker's words; the note's problem section matches it best and the fix, in
+    # the next section, shares few of them ("## 문제" then "## 해결"). Lifting the sections of the
+    # note that matched best put the passage holding the answer in the top five for 0.75 of
+    # hyunolike-troubleshooting's questions (0.63) and cost no corpus (docs/quality.md).
+    note_weight: float = 0.2
 
 
 def search(
@@ -322,6 +328,8 @@ def fuse(
             raw[key] *= fusion.navigation
         if korean is not None and fusion.other_script != 1.0 and is_korean(chunk.text) != korean:
             raw[key] *= fusion.other_script
+    if lexical and vector:  # a one-list search keeps its order
+        raw = _with_note_scores(raw, chunks, fusion.note_weight)
     scored = [(-s, lex_rank.get(key, 1 << 30), chunks[key].id, key) for key, s in raw.items()]
     scored.sort()
     return [
@@ -335,6 +343,20 @@ def fuse(
         )
         for neg, _, _, key in scored
     ]
+
+
+def _with_note_scores(
+    raw: dict[int, float], chunks: dict[int, Chunk], weight: float
+) -> dict[int, float]:
+    """Each passage's score mixed with the best score among its note's candidates: the note
+    that matched best vouches for its other sections."""
+    if not weight:
+        return raw
+    best: dict[str, float] = {}
+    for key, s in raw.items():
+        path = chunks[key].path
+        best[path] = max(best.get(path, 0.0), s)
+    return {key: (1 - weight) * s + weight * best[chunks[key].path] for key, s in raw.items()}
 
 
 def _min_max(scores: dict[int, float]) -> dict[int, float]:

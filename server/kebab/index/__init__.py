@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterator
@@ -43,6 +44,7 @@ from kebab.model import (
     IndexSummary,
 )
 from kebab.text import (
+    CAMEL_HUMP,
     LATIN_WORD,
     MOOD_WORDS,
     cjk_terms,
@@ -290,6 +292,7 @@ class Index:
         # phrases it ("weird", "annoying").
         asked_terms = [t for t in content_terms(question) if t not in MOOD_WORDS]
         missing = set(self.lexical.unknown_terms(asked_terms, []))
+        missing -= self._camel_prefixes_held(question, missing)
         # ...and not words the notes hold in Korean ("stew" asked of a note on `김치찌개`)
         missing = {t for t in missing if not self._held_in_korean(t)}
         if missing and self.korean_share() > 0.5:
@@ -319,6 +322,22 @@ class Index:
                 and self._only_in(w, besides)
             ]
         return unknown
+
+    def _camel_prefixes_held(self, question: str, missing: set[str]) -> set[str]:
+        """The missing terms of camelCase words that begin an identifier some note holds:
+        "methods starting with deleteBy" asked of a note on `deleteByCardInfo`, which the index
+        keeps as one term."""
+        held: set[str] = set()
+        for word in LATIN_WORD.findall(question):
+            terms = set(latin_terms(word))
+            if (
+                CAMEL_HUMP.search(word)
+                and terms
+                and terms <= missing
+                and self.lexical.spells(re.escape(word.lower()) + "[a-z0-9_]+")
+            ):
+                held |= terms
+        return held
 
     def _held_in_korean(self, term: str) -> bool:
         """Whether a Korean word for the English `term` (`kebab.lexicon`) is in some note."""

@@ -102,6 +102,20 @@ class Lexical:
         result = searcher.search(query, limit, count=False)
         return [(int(searcher.doc(addr)["key"][0]), float(score)) for score, addr in result.hits]
 
+    def spells(self, pattern: str) -> bool:
+        """Whether some passage holds a Latin term `pattern` (a regular expression) matches."""
+        searcher = self.index.searcher()
+        return any(
+            getattr(
+                searcher.search(
+                    tantivy.Query.regex_query(self.index.schema, f, pattern), 1, count=True
+                ),
+                "count",
+                0,
+            )
+            for f in ("body", "heading", "path")
+        )
+
     def _spelled(self, searcher: tantivy.Searcher, pattern: str) -> tantivy.Query | None:
         """A clause for passages holding a term `pattern` spells, scored as one matched term;
         None when it matches no passage or so many (over 2%) that it says nothing."""
