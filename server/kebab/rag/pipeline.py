@@ -416,8 +416,10 @@ def nearest(p: Prepared, n: int = 3) -> list[Hit]:
     often than five of two (answerable `closest` questions: 0.91 against 0.88). The passages
     the quote would have held come first, in its order, one per note like the rest (its first
     passage and a second from another note: the passage holding the key facts listed 0.752 ->
-    0.766). A note's fix section stands for it before the problem section it resolves
-    (`_fix_first`)."""
+    0.766). In a list of five, the first note's next passage follows them: when its first is not
+    the one asked about, the next often is (the right passage listed 0.71 -> 0.75 for English
+    askers, the right note 0.90 -> 0.89). A note's fix section stands for it before the problem
+    section it resolves (`_fix_first`)."""
     said = p.extra.get("first")
     first = said if isinstance(said, list) else []
     ranked = _fix_first(
@@ -433,7 +435,11 @@ def nearest(p: Prepared, n: int = 3) -> list[Hit]:
     again: list[Hit] = []
     for h in ranked:
         (again if any(e.path == h.path for e in each) else each).append(h)
-    return (each + again)[:n]
+    second = next((h for h in again if n >= CLOSEST and h.path == each[0].path), None)
+    if second is None:
+        return (each + again)[:n]
+    k = max(1, sum(1 for h in each if h.chunk_id in first))  # after what the quote held
+    return [*each[:k], second, *each[k:], *(h for h in again if h is not second)][:n]
 
 
 NEAR_EXCERPT = 320  # characters: the opening, or the passage read on from its closest line
