@@ -350,6 +350,8 @@ def test_closest_says_what_the_notes_lack_only_when_the_question_is_about_it() -
     assert outcome.closest_text(named, ["HEALTHCHECK", "slowly"]).endswith(
         "The notes never mention: HEALTHCHECK."
     )
+    lock = "Which lrzip switch makes sure nobody opens the archive without a passphrase?"
+    assert outcome.closest_text(lock, ["nobody"]) == outcome.closest_words(lock)
     assert outcome.closest_text("pem 키 권한을 Windows에서 줄이려면?", []) == (
         outcome.closest_words("pem 키 권한을 Windows에서 줄이려면?")
     )

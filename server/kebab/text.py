@@ -398,6 +398,14 @@ _CLOSED = frozenset(
         "whilst",
         "within",
         "without",
+        # indefinite pronouns: "so nobody can open it" is how it is put, not what it is about
+        "anybody",
+        "anyone",
+        "everybody",
+        "everyone",
+        "nobody",
+        "somebody",
+        "someone",
     ]
 )
 _SUBJECT_OR_MODAL = frozenset(
@@ -499,7 +507,7 @@ def _quoted(word: str, question: str) -> bool:
 
 def is_phrasing_form(word: str) -> bool:
     """`is_phrasing` by the word's form alone, wherever it stands: an adverb or a verb form
-    (`silently`, `squished`, `eating`), a preposition or conjunction, a light verb."""
+    (`silently`, `squished`, `eating`), a preposition, conjunction or indefinite pronoun (`nobody`), a light verb."""
     w = word.lower()
     return w.endswith(("ly", "ing", "ed")) or w in _CLOSED or w in _LIGHT_VERBS
 
