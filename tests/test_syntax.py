@@ -45,6 +45,16 @@ def test_headings_as_commonmark_reads_them_and_as_an_excerpt_strips_them() -> No
     assert syntax.HEADING_OPENING.sub("", "#hashtag") == "hashtag"  # the parser said heading
 
 
+def test_a_link_whose_target_in_angle_brackets_holds_a_parenthesis_shows_its_text() -> None:
+    """`[plan](<backup (old).md>)` is one link, as CommonMark reads it: an excerpt shows "plan",
+    not "plan.md>)"."""
+    from kebab.excerpts import excerpt
+
+    line = "See [the plan](<backup (old).md>) and ![shot](<a (1).png>) or [x](y.md) first."
+    assert excerpt(line) == "See the plan and or x first."
+    assert syntax.MARKDOWN_LINK_SHOWN.sub(r"\1", "[the plan](<backup plan.md>)") == "the plan"
+
+
 def test_quote_markers_of_prose_code_and_excerpts() -> None:
     assert syntax.QUOTE_MARKER.sub("", "> > a", count=1) == "> a"  # one level
     assert syntax.QUOTE_PREFIX.sub("", ">  > [!note] a") == "[!note] a"

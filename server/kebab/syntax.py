@@ -216,7 +216,10 @@ MARKDOWN_LINK = re.compile(
 group 2 its target (`<...>` and a title around it left out). Between `<` and `>` a target may
 hold spaces (`[plan](<backup plan.md>)`), as CommonMark allows."""
 
-MARKDOWN_LINK_SHOWN = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# A link's target in parentheses; one written in `<>` may hold `)` (`<backup (old).md>`).
+_SHOWN_TARGET = r"\((?:<[^<>\n]*>[^)\n]*|[^)]*)\)"
+
+MARKDOWN_LINK_SHOWN = re.compile(r"!?\[([^\]]*)\]" + _SHOWN_TARGET)
 """A Markdown link or image read as the text it shows (`render`): group 1 its text. Unlike
 `MARKDOWN_LINK`, any target (spaces, an empty one) is a link's: only its text is kept."""
 
@@ -227,7 +230,7 @@ made of (`units.is_navigation`)."""
 LINKS_ONLY = re.compile(r"^(" + _ANY_WIKILINK + "|" + _ANY_MARKDOWN_LINK + r"|[\s,;·|/-])+$")
 """A line of nothing but links (`ANY_LINK`) and separators: no words of its own."""
 
-IMAGE = re.compile("!" + _ANY_MARKDOWN_LINK + "|!" + _ANY_WIKILINK + r"|<img\b[^>]*>")
+IMAGE = re.compile(r"!\[[^\]]*\]" + _SHOWN_TARGET + "|!" + _ANY_WIKILINK + r"|<img\b[^>]*>")
 """An image: a Markdown image, an embed (`![[shot.png]]`) or an HTML `<img>`."""
 
 URL = re.compile(r"<https?://[^>\s]+>|https?://\S+")
