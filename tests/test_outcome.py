@@ -137,6 +137,7 @@ async def test_the_start_of_an_identifier_a_note_holds_is_no_unknown_name(
     )
     answer = await ask(ws, "My Spring repository method that starts with deleteBy deletes nothing")
     assert answer.outcome != "not_answered", answer.answer
+    assert "deleteBy" not in (answer.refusal_text or ""), answer.refusal_text
     assert answer.candidates[0].path == "spring/jpa-delete.md"
     answer = await ask(ws, "How do I call findByEmail on the repository?")
     assert answer.refusal_text == "The notes never mention: findByEmail.", answer.answer
@@ -335,6 +336,16 @@ def test_closest_lists_the_passages_the_quote_would_have_held_first() -> None:
     # a quote of more passages than are listed: the ones it held still come before the rest
     p.extra["first"] = ["a1", "a2", "c", "d"]
     assert [h.chunk_id for h in nearest(p, 3)] == ["a1", "c", "d"]
+    # the first note's second passage: never where the question is written (held), and after
+    # the fix that stands for the quote's problem section
+    p.held, p.extra["first"] = [hit("a9", 0.85)], ["a1"]
+    assert [h.chunk_id for h in nearest(p, 5)] == ["a1", "a2", "b", "c", "d"]
+    fix, problem = (
+        Hit(c, "d.md", [h], s, s + 1, c, c, v)
+        for c, h, s, v in [("dF", "Fix", 5, 0.4), ("dP", "Problem", 1, 0.6)]
+    )
+    p.hits, p.held, p.extra["first"] = [*hits, fix, problem], [], ["a1", "dP"]
+    assert [h.chunk_id for h in nearest(p, 5)][:3] == ["a1", "dF", "a2"]
 
 
 def test_closest_says_what_the_notes_lack_only_when_the_question_is_about_it() -> None:

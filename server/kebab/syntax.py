@@ -217,7 +217,7 @@ group 2 its target (`<...>` and a title around it left out). Between `<` and `>`
 hold spaces (`[plan](<backup plan.md>)`), as CommonMark allows."""
 
 # A link's target in parentheses; one written in `<>` may hold `)` (`<backup (old).md>`).
-_SHOWN_TARGET = r"\((?:<[^<>\n]*>[^)\n]*|[^)]*)\)"
+_SHOWN_TARGET = r"\((?:<[^<>\n]*>)?[^)]*\)"
 
 MARKDOWN_LINK_SHOWN = re.compile(r"!?\[([^\]]*)\]" + _SHOWN_TARGET)
 """A Markdown link or image read as the text it shows (`render`): group 1 its text. Unlike

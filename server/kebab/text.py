@@ -268,7 +268,7 @@ def translated_terms(question: str) -> tuple[list[str], list[str]]:
 # A Latin-script word of a question as a person wrote it (`app.asar`, `C++`, `firewall-cmd`),
 # without the sentence's full stop: what names, subjects and missing words are read from.
 LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.+#-]*[A-Za-z0-9+#]|[A-Za-z]")
-# a lower-case letter then a capital inside a word: `deleteBy`, `useState`, written as code
+# a capital after a lower-case letter inside a word: `deleteBy`, `iPad`, `MySQL`
 CAMEL_HUMP = re.compile(r"[a-z][A-Z]")
 _WORD = re.compile(r"[^\W\d_][\w.-]*")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")

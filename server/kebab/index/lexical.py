@@ -113,7 +113,7 @@ class Lexical:
                 "count",
                 0,
             )
-            for f in ("body", "heading", "path")
+            for f in ("body", "heading", "path", "tags")
         )
 
     def _spelled(self, searcher: tantivy.Searcher, pattern: str) -> tantivy.Query | None:

@@ -46,7 +46,7 @@ from kebab.rag import attribution, conflicts, hyde, outcome, prompt, relevance
 from kebab.rag.gate import Prepared, retrieve, search_query, thread_fill, with_history
 from kebab.rag.outcome import gate_cosines, refusal_words
 from kebab.search import scoped
-from kebab.text import fix_for
+from kebab.text import fix_for, is_symptom
 
 log = logging.getLogger(__name__)
 OnText = Callable[[str], None]
@@ -435,10 +435,23 @@ def nearest(p: Prepared, n: int = 3) -> list[Hit]:
     again: list[Hit] = []
     for h in ranked:
         (again if any(e.path == h.path for e in each) else each).append(h)
-    second = next((h for h in again if n >= CLOSEST and h.path == each[0].path), None)
+    held = {h.chunk_id for h in p.held}
+    second = next(
+        (
+            h
+            for h in again
+            if n >= CLOSEST
+            and h.path == each[0].path
+            and h.chunk_id not in held  # where the question is written, not an answer
+            and not is_symptom(h.heading_path)  # the problem its fix, listed, resolves
+        ),
+        None,
+    )
     if second is None:
         return (each + again)[:n]
-    k = max(1, sum(1 for h in each if h.chunk_id in first))  # after what the quote held
+    # after the passages standing for the notes the quote held (a fix may stand for its problem)
+    quoted = {h.path for h in ranked if h.chunk_id in first}
+    k = max(1, next((i for i, h in enumerate(each) if h.path not in quoted), len(each)))
     return [*each[:k], second, *each[k:], *(h for h in again if h is not second)][:n]
 
 
