@@ -22,12 +22,14 @@ from kebab import tokens
 from kebab.model import Chunk
 from kebab.syntax import (
     CALLOUT,
+    FENCE_LINE,
     HEADING_ATTRIBUTES,
     HEADING_CLOSING,
     HEADING_OPENING,
     NOT_PROSE,
     TAG,
     WIKILINK_SHOWN,
+    fence_after,
 )
 from kebab.units import own_writing
 
@@ -109,6 +111,35 @@ def parse(path: str, text: str, target_tokens: int = 320, max_tokens: int = 640)
         chunks=chunks,
         warnings=warnings,
         fields=_fields(meta),
+    )
+
+
+# Blocks whose lines are written verbatim: a line added among them becomes YAML, code or HTML.
+_VERBATIM = frozenset({"front_matter", "fence", "code_block", "html_block"})
+
+
+def verbatim_at(lines: list[str], line: int) -> bool:
+    """Whether 0-based `line` is inside front matter, a fenced or indented code block or an
+    HTML block, at any depth (a fence in a list item too): no answer may be inserted there.
+    Front matter and fences are read line by line; only an indented line, or one after a tag
+    with no blank line between, is left to the parser (most of a second on a 7,000-line note)."""
+    if lines and lines[0].rstrip() == "---":
+        end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), 0)
+        if line <= end:
+            return True
+    fence = ""
+    for text in lines[:line]:
+        fence = fence_after(text, fence)
+    text = lines[line] if 0 <= line < len(lines) else ""
+    if fence or FENCE_LINE.match(text):
+        return True
+    start = next((i + 1 for i in range(line - 1, -1, -1) if not lines[i].strip()), 0)
+    html = any(s.lstrip().startswith("<") for s in lines[start : line + 1])  # since a blank
+    if not html and not text.startswith(("    ", "\t")):
+        return False
+    tokens = _parser().parse(normalise_newlines("\n".join(lines)))
+    return any(
+        t.type in _VERBATIM and t.map is not None and t.map[0] <= line < t.map[1] for t in tokens
     )
 
 

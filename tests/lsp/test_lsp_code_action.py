@@ -1,6 +1,7 @@
 """ "Answer with kebab" as each editor asks for it, under VS Code's, Neovim's and eglot's
 capabilities: VS Code and Neovim send the cursor, eglot the bounds of the word at point. Either
-way the action asks the whole line it is on, and only a line that can ask is offered.
+way the action asks the whole line it is on, and only a line that can ask is offered (not a line
+of code or front matter, where an answer would become code or YAML).
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ I check the restic logs every Monday.
 Answered before.[^kb-1]
 
 [^kb-1]: [Backups › Schedule](../ops/backup.md#schedule "kb:1a2b3c4d5e6f") L12–L23
+
+```sh
+is the backup done?
+```
 """
 LINES = NOTE.split("\n")
 
@@ -87,8 +92,15 @@ async def test_a_word_of_a_question_asks_the_whole_line(
 
 @pytest.mark.parametrize(
     ("line", "word"),
-    [(2, "매주"), (3, "I"), (6, "Notes"), (10, "L12–L23"), (5, "")],
-    ids=["korean-statement", "english-statement", "heading", "footnote-definition", "empty"],
+    [(2, "매주"), (3, "I"), (6, "Notes"), (10, "L12–L23"), (5, ""), (13, "done?")],
+    ids=[
+        "korean-statement",
+        "english-statement",
+        "heading",
+        "footnote-definition",
+        "empty",
+        "code",
+    ],
 )
 async def test_no_ask_action_where_the_line_asks_nothing(
     editor: tuple[KebabClient, str], line: int, word: str

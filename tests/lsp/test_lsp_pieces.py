@@ -128,6 +128,13 @@ def test_a_cited_passage_hashes_the_way_the_chunker_hashed_it(tmp_path: Path) ->
             2,
         ),
         (["Tell me about restic backups please", ""], None, "restic backups", 0),
+        # front matter, code and HTML are written verbatim: an answer there would become them
+        (["---", "summary: Why do we back up?", "---", "# T"], (1, 3), None, 0),
+        (["# T", "", "```sh", 'read -p "Continue?" ok', "is it up?", "```"], (4, 0), None, 0),
+        (["# T", "", "    is it up?", "", "text"], (2, 6), None, 0),
+        (["# T", "", "- a list item:", "", "  ```", "  done?", "  ```"], (5, 3), None, 0),
+        (["<details>", "Why?", "</details>"], (1, 0), None, 0),
+        (["---", "title: T", "---", "", "Why do we back up?"], (4, 0), "Why do we back up?", 4),
     ],
 )
 def test_questions_are_lines_ending_in_a_question_mark_callouts_or_selections(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 
 from kebab import footnotes
+from kebab.markdown import verbatim_at
 from kebab.syntax import (
     FOOTNOTE_DEFINITION,
     HEADING,
@@ -42,6 +43,17 @@ def question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) 
         l1, c1 = l1 - 1, len(lines[l1 - 1]) if l1 - 1 < len(lines) else 0
     if not 0 <= l0 <= l1 < len(lines):
         return None
+    question = _question_at(lines, (l0, c0), (l1, c1))
+    # An answer under a line of front matter or code would become YAML or code: the note's
+    # own `summary: Why…?`, a shell prompt's `read -p "Continue?"` ask nothing of the notes.
+    if question is None or verbatim_at(lines, question.line):
+        return None
+    return question
+
+
+def _question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> Question | None:
+    """`question_at` before the verbatim blocks are ruled out."""
+    (l0, c0), (l1, c1) = start, end
     if (l0, c0) != (l1, c1) and not _inside_one_word(lines, (l0, c0), (l1, c1)):
         if not any(_askable(s) for s in lines[l0 : l1 + 1]):
             return None
