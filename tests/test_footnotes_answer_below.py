@@ -67,6 +67,14 @@ def test_in_a_callout_the_answer_is_the_rest_of_the_callout() -> None:
     assert answer_below(note, 5, quoted=True) is None
 
 
+def test_under_a_list_items_question_the_answer_is_the_items_indented_content() -> None:
+    note = lines("- [ ] When?\n\n  At 02:30.[^kb-1]\n\n  - a nested item of mine\n- another item")
+    assert answer_below(note, 0) == 2  # the nested item of the person's stays theirs
+    margin = lines("- When?\n\nAt 02:30.[^kb-1]\n\n- another item")
+    assert answer_below(margin, 0) == 2  # written at the margin by an earlier kebab
+    assert answer_below(lines("10. When?\n\n    At 02:30.[^kb-1]\n11. Next"), 0) == 2
+
+
 def test_definitions_only_the_answer_cites_are_unused_once_it_goes() -> None:
     note = lines(
         f"Q?\n\nAt 02:30.[^kb-1] Restore it so.[^kb-2]\n\nI keep [^kb-1] in mind.\n\n"

@@ -89,6 +89,19 @@ LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+")
 """A list item's marker (`-`, `*`, `+`, `1.`, `1)`) and the space after it, at the start of a
 stripped line or unit."""
 
+_ITEM_START = re.compile(r"^(\s*(?:[-*+]|\d{1,9}[.)]))( {1,4}|\t)?")
+
+
+def content_indent(line: str) -> str:
+    """The indentation that continues `line`'s block: a list item's content column (`- [ ] Q?`:
+    two spaces, `10. Q?`: four), an indented line's own, "" at the margin. A block written at
+    it after a blank line stays in the item instead of ending the list."""
+    item = _ITEM_START.match(line)
+    if item and (item.group(2) or line[item.end() :] == ""):
+        return " " * len(item.group(1).expandtabs(4)) + " " * len(item.group(2) or " ")
+    return line[: len(line) - len(line.lstrip(" "))]
+
+
 TASK_BOX = re.compile(r"^\[[ xX]\]\s+")
 """A task list item's box (`[ ]`, `[x]`) once its list marker is gone."""
 

@@ -107,3 +107,34 @@ async def test_a_callout_answered_twice_holds_one_answer(editor: KebabClient) ->
     assert editor.text(uri) == once, editor.text(uri)
     assert once.endswith("After the callout.\n\n" + "\n".join(kb_definitions(once)) + "\n")
     editor.close(uri)
+
+
+INBOX = (
+    "# Inbox\n\n"
+    f"- [ ] {FIRST}\n"
+    "  - asked after the restic upgrade\n"
+    "- [ ] Is it worth moving Grafana to its own VM?\n"
+)
+
+
+async def test_a_question_in_a_list_is_answered_inside_its_item(editor: KebabClient) -> None:
+    """The answer is the item's content: the list stays one list, the person's nested item
+    stays nested under the question, and answering again replaces it."""
+    from markdown_it import MarkdownIt
+
+    def items(text: str) -> list[tuple[int, str]]:
+        """(nesting level, first line) of every list item."""
+        tokens = MarkdownIt("commonmark").parse(text)
+        lines = text.split("\n")
+        return [(t.level, lines[t.map[0]]) for t in tokens if t.type == "list_item_open" and t.map]
+
+    uri = editor.open(editor.root / "inbox" / "list.md", INBOX)
+    await answer_line(editor, uri, f"- [ ] {FIRST}")
+    once = editor.text(uri)
+    assert items(once) == items(INBOX), once
+    lines = once.split("\n")
+    below = lines[lines.index(f"- [ ] {FIRST}") + 2]
+    assert below.startswith("  ") and "[^kb-1]" in once, once
+    await answer_line(editor, uri, f"- [ ] {FIRST}")
+    assert editor.text(uri) == once  # replaced, not stacked
+    editor.close(uri)

@@ -21,7 +21,7 @@ from kebab.lsp import text as textmod
 from kebab.lsp.core import KebabServer, follow_request_cancel, target
 from kebab.lsp.questions import COMMAND, TITLE, Question, question_at
 from kebab.model import Answer, AskRequest, to_builtins
-from kebab.syntax import FOOTNOTE_DEFINITION, QUOTE_MARKER
+from kebab.syntax import FOOTNOTE_DEFINITION, QUOTE_MARKER, content_indent
 
 _ATTEMPTS = 3
 _REPLACED = "kebab: replaced the earlier answer under line {line}"
@@ -119,8 +119,9 @@ def _answer_edit(
     if callout:
         body_lines = ["", *body_lines]
         text = "\n" + "\n".join(f"> {b}" if b else ">" for b in body_lines)
-    else:
-        text = "\n\n" + "\n".join(body_lines)
+    else:  # under a list item's question, inside the item: the list and its nesting hold
+        pad = content_indent(lines[line])
+        text = "\n\n" + "\n".join(pad + b if b.strip() else "" for b in body_lines)
     after = lines[end + 1] if end + 1 < len(lines) else ""
     if after.strip() and not (callout and QUOTE_MARKER.match(after)):
         text += "\n"
