@@ -138,3 +138,24 @@ async def test_a_question_in_a_list_is_answered_inside_its_item(editor: KebabCli
     await answer_line(editor, uri, f"- [ ] {FIRST}")
     assert editor.text(uri) == once  # replaced, not stacked
     editor.close(uri)
+
+
+QUOTED = f"# Meeting\n\n> {FIRST}\n> The team asked this on Monday.\n\nAfter the quote.\n"
+
+
+async def test_a_question_in_a_quote_is_answered_inside_the_quote(editor: KebabClient) -> None:
+    """The answer stays in the quote, and the quote's own next line stays a paragraph of its
+    own rather than running on from the answer; answering again replaces it."""
+    from markdown_it import MarkdownIt
+
+    uri = editor.open(editor.root / "inbox" / "quote.md", QUOTED)
+    await answer_line(editor, uri, f"> {FIRST}")
+    once = editor.text(uri)
+    tokens = MarkdownIt("commonmark").parse(once)
+    assert [t.type for t in tokens].count("blockquote_open") == 1, once
+    paragraphs = [t.content for t in tokens if t.type == "inline"]
+    assert "The team asked this on Monday." in paragraphs, once
+    assert "After the quote." in paragraphs and "[^kb-1]" in once, once
+    await answer_line(editor, uri, f"> {FIRST}")
+    assert editor.text(uri) == once  # replaced, not stacked
+    editor.close(uri)

@@ -21,7 +21,7 @@ from kebab.lsp import text as textmod
 from kebab.lsp.core import KebabServer, follow_request_cancel, target
 from kebab.lsp.questions import COMMAND, TITLE, Question, question_at
 from kebab.model import Answer, AskRequest, to_builtins
-from kebab.syntax import FOOTNOTE_DEFINITION, QUOTE_MARKER, content_indent
+from kebab.syntax import CALLOUT_START, FOOTNOTE_DEFINITION, QUOTE_MARKER, content_indent
 
 _ATTEMPTS = 3
 _REPLACED = "kebab: replaced the earlier answer under line {line}"
@@ -125,6 +125,10 @@ def _answer_edit(
     after = lines[end + 1] if end + 1 < len(lines) else ""
     if after.strip() and not (callout and QUOTE_MARKER.match(after)):
         text += "\n"
+    elif (
+        callout and QUOTE_MARKER.sub("", after, count=1).strip() and not CALLOUT_START.match(after)
+    ):
+        text += "\n>"  # the quote's own text after the answer stays a paragraph of its own
     start, stop = textmod.end_of_line(ls, lines, line), textmod.end_of_line(ls, lines, end)
     return types.TextEdit(range=types.Range(start=start, end=stop), new_text=text)
 

@@ -72,7 +72,8 @@ def _question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int])
     line = lines[l0].rstrip()
     if _askable(line) and line.endswith(("?", "？")):
         text = QUESTION_LEAD.sub("", line).strip()
-        return Question(text, l0, lines[l0], False) if text else None
+        quoted = bool(QUOTE_MARKER.match(lines[l0]))  # the answer stays inside the quote
+        return Question(text, l0, lines[l0], quoted) if text else None
     return None
 
 
