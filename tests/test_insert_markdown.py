@@ -112,9 +112,99 @@ def test_no_block_or_list_of_any_corpus_breaks_a_note() -> None:
     assert broke == [], f"{len(broke)} of {checked} broke a note, first: {broke[:3]}"
 
 
+# Where the question is: the note's own structure around it ------------------------------------
+
+ANSWER = "The job runs at 02:30.[^kb-1]\n\n```sh\nrestic backup /srv\n```\n[^kb-1]"
+_STRUCTURE = {"list_item_open", "heading_open", "fence", "code_block", "table_open"}
+
+
+def structure(text: str, skip: range = range(0)) -> list[tuple[str, int, str]]:
+    """(kind, depth, first line) of the note's items, headings, code, tables and quotes, less
+    those that start on the lines in `skip` (the answer's)."""
+    lines = text.split("\n")
+    return [
+        (t.type, t.level, lines[t.map[0]])
+        for t in _md.parse(text)
+        if t.map is not None
+        and t.map[0] not in skip
+        and (t.type in _STRUCTURE or t.type == "blockquote_open")
+    ]
+
+
+def answered_under(lines: list[str], line: int, callout: bool) -> tuple[str, range]:
+    """The note with ANSWER inserted under `line` as Insert writes it, and the answer's lines."""
+    from kebab.lsp.insert import answer_text
+
+    added = answer_text(lines, line, line, callout, ANSWER)
+    new = "\n".join(lines[: line + 1]) + added + "\n" + "\n".join(lines[line + 1 :])
+    last = max(i for i, s in enumerate(added.split("\n")) if "[^kb-1]" in s)  # its last line
+    return new, range(line + 1, line + last + 1)
+
+
+def host_check(notes: list[Path]) -> tuple[int, list[tuple[str, int]]]:
+    """(question lines answered, (note, line) of those whose note's structure changed) over the
+    lines of `notes` that "Answer with kebab" is offered on."""
+    from kebab.lsp.questions import question_at
+
+    checked, broke = 0, []
+    for note in notes:
+        text = note.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n")
+        lines = text.split("\n")
+        for i, s in enumerate(lines):
+            q = question_at(lines, (i, 0), (i, 0)) if s.rstrip().endswith("?") else None
+            if q is None:
+                continue
+            checked += 1
+            new, answer = answered_under(lines, q.line, q.callout)
+            if structure(new, answer) != structure(text) or (
+                footnotes.answer_below(new.split("\n"), q.line, q.callout) != answer[-1]
+            ):
+                broke.append((str(note), q.line + 1))
+    return checked, broke
+
+
+HOSTS = """# Inbox
+
+- [ ] What time does the backup run?
+  - asked after the upgrade
+- [ ] Next question?
+
+1. Why is the disk full?
+2. second
+
+> What is restic?
+> A quote's own line.
+
+> [!question] How much pork?
+
+```sh
+read -p "Continue?"
+is it up?
+```
+"""
+
+
+def test_an_answer_keeps_the_notes_lists_quotes_and_nesting_where_the_question_is(
+    tmp_path: Path,
+) -> None:
+    note = tmp_path / "inbox.md"
+    note.write_text(HOSTS, encoding="utf-8")
+    checked, broke = host_check([note])
+    assert checked == 5 and broke == []  # no action in the code block
+
+
+@pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/corpora is not beside the checkout")
+def test_an_answer_under_any_question_of_any_corpus_keeps_its_note_whole() -> None:
+    checked, broke = host_check(sorted(CORPORA.rglob("*.md")))
+    assert checked > 100
+    assert broke == [], f"{len(broke)} of {checked} changed their note, first: {broke[:3]}"
+
+
 if __name__ == "__main__":  # the count for a closing note: python tests/test_insert_markdown.py
     n, bad = corpus_check()
     print({"checked": n, "broke": len(bad), "first": bad[:3]})
+    hosts, changed = host_check(sorted(CORPORA.rglob("*.md")))
+    print({"question_lines": hosts, "changed": len(changed), "first": changed[:3]})
 
 
 def test_a_quoted_link_or_image_points_where_it_did_once_inserted_elsewhere() -> None:

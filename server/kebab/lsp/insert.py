@@ -115,6 +115,15 @@ def _answer_edit(
     ls: KebabServer, lines: list[str], line: int, end: int, callout: bool, body: str
 ) -> types.TextEdit:
     """The body after `line`, in place of lines `line`+1..`end` (an earlier answer) if any."""
+    text = answer_text(lines, line, end, callout, body)
+    start, stop = textmod.end_of_line(ls, lines, line), textmod.end_of_line(ls, lines, end)
+    return types.TextEdit(range=types.Range(start=start, end=stop), new_text=text)
+
+
+def answer_text(lines: list[str], line: int, end: int, callout: bool, body: str) -> str:
+    """What goes after the end of `line` in place of the rest of `end`: a blank line and the
+    body, at the question's place in the note's structure (inside its callout or quote, inside
+    its list item), and a blank line before whatever the note says next."""
     body_lines = body.strip("\n").split("\n")
     if callout:
         body_lines = ["", *body_lines]
@@ -129,8 +138,7 @@ def _answer_edit(
         callout and QUOTE_MARKER.sub("", after, count=1).strip() and not CALLOUT_START.match(after)
     ):
         text += "\n>"  # the quote's own text after the answer stays a paragraph of its own
-    start, stop = textmod.end_of_line(ls, lines, line), textmod.end_of_line(ls, lines, end)
-    return types.TextEdit(range=types.Range(start=start, end=stop), new_text=text)
+    return text
 
 
 def _definitions_appended(ls: KebabServer, lines: list[str], defs: list[str]) -> types.TextEdit:
