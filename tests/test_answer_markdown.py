@@ -10,7 +10,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from kebab.llm import Evidence
-from kebab.llm.extractive import Extractive, render
+from kebab.llm.extractive import Extractive
+from kebab.llm.quoting import render
 from kebab.units import units
 
 _md = MarkdownIt("commonmark")

@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 
 from kebab import footnotes
 from kebab.llm import Evidence
-from kebab.llm.extractive import render
+from kebab.llm.quoting import render
 from kebab.model import Citation, citation_range
 from kebab.units import is_block, units
 

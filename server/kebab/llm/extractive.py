@@ -6,8 +6,9 @@ vectors stored with the index, or the index's embedding model when a passage has
 question's terms, and by whether they hold the kind of thing asked for (a number for "which port",
 a flag for "which option", a command for "how do I"). Extra units come from the quoted passages
 themselves, never sentences spliced in from elsewhere. Index notes (lists of
-links) are never quoted; a code block is quoted as a fenced block under the line introducing it;
-between a passage and its translation, the one in the question's language is quoted.
+links) are never quoted; how the chosen units read as Markdown (a code block fenced under the
+line introducing it, a list kept a list) is `quoting`'s. Between a passage and its
+translation, the one in the question's language is quoted.
 The passage quoted from is the one `lead` weighs likeliest to hold the answer (the fix after a
 problem, the steps after an intro), with a second one when nearly as likely. It never refuses:
 `select` returns the quoted text with figures about its units (cosine, the question's words
@@ -26,20 +27,14 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from kebab.footnotes import MARKER
 from kebab.llm import Evidence, GenerateRequest, Selection, lead
 from kebab.llm.asks import COMMAND, WANTS, counted, key_terms, names
 from kebab.llm.lead import Read
+from kebab.llm.quoting import as_line, render, source_line, terms_apart
 from kebab.syntax import (
-    BREAK_TAG,
     CODE_SPAN,
-    FOOTNOTE_LABEL,
-    HTML_TAG,
     LIST_ITEM,
     NOT_PROSE,
-    QUOTE_MARKER,
-    fence_after,
-    outside_code,
 )
 from kebab.text import (
     LATIN_WORD,
@@ -58,7 +53,6 @@ from kebab.text import (
     translated_words,
 )
 from kebab.units import (
-    FENCE,
     embedding_text,
     is_block,
     is_navigation,
@@ -256,7 +250,7 @@ class Extractive:
         # note that were found.
         note: dict[str, set[str]] = {}
         for ev in content:
-            note.setdefault(ev.path, set()).update(_terms_apart(ev.text) | _where(ev))
+            note.setdefault(ev.path, set()).update(terms_apart(ev.text) | _where(ev))
         share = {
             ev.marker: held_share(
                 # A passage in the other language is judged on the question's names only: its
@@ -301,7 +295,7 @@ class Extractive:
             return []
         scores = self._scores(topic, found)[0]
         best = sorted(range(len(found)), key=lambda i: (-scores[i], i))[:n]
-        return [_as_line(found[i][1]) for i in sorted(best)]
+        return [as_line(found[i][1]) for i in sorted(best)]
 
     def _cosines(self, question: str, found: list[tuple[Evidence, str]]) -> list[float]:
         """Each unit's cosine to the question (stored unit vectors, `unit_vectors`)."""
@@ -456,14 +450,6 @@ def held_share(subject: list[tuple[frozenset[str], float, bool]], have: set[str]
     return sum(weight for terms, weight, _ in subject if terms & have) / total if total else 1.0
 
 
-def _terms_apart(text: str) -> set[str]:
-    """A passage's terms, with a number and its unit read apart too (`16GB` holds `GB`)."""
-    return terms_of(text) | set(latin_terms(_NUMBER_UNIT.sub(r"\1 \2", text)))
-
-
-_NUMBER_UNIT = re.compile(r"(\d)([A-Za-z])")
-
-
 def _where(ev: Evidence) -> set[str]:
     """The terms of where a passage sits: its heading path and its note's path."""
     return terms_of(" ".join(ev.heading_path) + " " + re.sub(r"[/_.-]", " ", ev.path))
@@ -471,34 +457,6 @@ def _where(ev: Evidence) -> set[str]:
 
 def _context(ev: Evidence) -> str:
     return " › ".join(ev.heading_path) + "\n" if ev.heading_path else ""
-
-
-def _with_lead_in(found: list[tuple[Evidence, str]], i: int) -> str:
-    """A code block with the sentence just before it when that sentence introduces it."""
-    unit = found[i][1]
-    if is_block(unit) and not split_block(unit)[0] and i > 0 and found[i - 1][0] is found[i][0]:
-        before = found[i - 1][1]
-        if leads_into(before):
-            return f"{before}\n{unit}"
-    return unit
-
-
-def _lead_in_of_next(found: list[tuple[Evidence, str]], i: int, chosen: list[int]) -> bool:
-    """A chosen sentence that is quoted as the next chosen block's lead-in (not twice)."""
-    return i + 1 in chosen and i + 1 < len(found) and _with_lead_in(found, i + 1) != found[i + 1][1]
-
-
-# A code block of up to `BLOCK_LINES` lines is quoted whole, and one of up to `WHOLE_BLOCK` lines
-# unless a line holds a number the question asks with: a snippet a note gives as its answer
-# is read whole when it fits a screen. Cut to the lines most like the question, the line that
-# answered (`setTimeout(..., 2000)` for "never leaves the form stuck") fell under `...`: over 645
-# quotes of 689 labelled questions, 75 cut a block at 15 lines and 22 now, and 11 more quotes
-# then held every key fact, none fewer (median answer unchanged at 19 lines; 43 against 41 at
-# the 90th percentile). A longer block, or one with a line holding a number the question asks
-# with (a table's `16GB` row for "16 GB of RAM"), is quoted by its first line and the lines
-# around that one.
-BLOCK_LINES = 15
-WHOLE_BLOCK = 30
 
 
 # A passage this short is quoted whole rather than by its best units: a section of a note is
@@ -553,107 +511,6 @@ def _window(found: list[tuple[Evidence, str]], i0: int, complete: bool) -> list[
             window = [w for w in window if w < lo or w > hi or w == i0]
             window += [*lead, *range(lo, hi + 1)]
     return list(dict.fromkeys(window))
-
-
-def quote(unit: str, marker: int, question: str, where: str = "") -> str:
-    """One quoted unit with its marker: a line of text (a list item keeps its marker and
-    number), or a code block as a fenced block (whole, or its first line and the lines that
-    hold what was asked, when long) under the line that introduces it; a block with none is
-    introduced by `where` it is from, so its marker leads into it rather than trailing it."""
-    if not is_block(unit):
-        return f"{_as_line(unit, keep_marker=True)} [#{marker}]"
-    head, opening, code = split_block(unit)
-    closing = re.match(r"`+", opening)  # as long as the opening (`units.fence_for`)
-    block = "\n".join(
-        [opening, *_block_lines(code, question), closing.group() if closing else FENCE]
-    )
-    lead = _as_line(head) if head else where.rstrip(":") + ":"
-    return f"{lead} [#{marker}]\n{block}"
-
-
-def render(found: list[tuple[Evidence, str]], chosen: list[int], question: str) -> str:
-    """The chosen units as Markdown: items of one list stay one list, nested as their note
-    nests them (`_nested`), every other unit its own paragraph (lines joined by a single
-    newline would read as one run-on paragraph)."""
-    pieces: list[tuple[Evidence, str, bool]] = []  # (passage, quoted text, same list as before)
-    previous: int | None = None
-    for i in chosen:
-        if _lead_in_of_next(found, i, chosen):
-            continue
-        ev, unit = found[i]
-        piece = quote(_with_lead_in(found, i), ev.marker, question, _where_from(ev))
-        same_list = (
-            previous is not None
-            and found[previous][0] is ev
-            and bool(LIST_ITEM.match(found[previous][1]))
-            and bool(LIST_ITEM.match(unit))
-        )
-        pieces.append((ev, piece, same_list))
-        previous = i
-    return "".join(
-        ("\n" if same else "\n\n") + text if n else text
-        for n, (_, text, same) in enumerate(_nested(pieces))
-    )
-
-
-def _nested(pieces: list[tuple[Evidence, str, bool]]) -> list[tuple[Evidence, str, bool]]:
-    """`pieces` with each list item indented as its note nests it: a sub-point quoted flush
-    with its parent reads as a sibling ("- 윈도우의 개행 문자 방식 `CR LF`" under "- `DOS` `UNIX`
-    의 개행 방식 서로 달라서 생기는 문제"). A child goes to its parent's text column, as CommonMark
-    reads a nested list; an item whose line is not found in its passage stays flush, and code
-    is left as it is."""
-    out: list[tuple[Evidence, str, bool]] = []
-    stack: list[tuple[int, int]] = []  # (an item's indentation in its note, its text column)
-    used: dict[int, set[int]] = {}  # per passage, its lines already matched
-    for ev, text, same in pieces:
-        if not same:
-            stack = []
-        lines = text.split("\n")
-        fence = ""
-        for k, line in enumerate(lines):
-            after = fence_after(line, fence)
-            item = None if fence or after else LIST_ITEM.match(line)
-            fence = after
-            at = _source_line(ev.text, line, used.setdefault(ev.marker, set())) if item else None
-            if item is None or at is None:
-                stack = []
-                continue
-            used[ev.marker].add(at[0])
-            while stack and at[1] <= stack[-1][0]:
-                stack.pop()
-            column = stack[-1][1] if stack else 0
-            lines[k] = " " * column + line
-            stack.append((at[1], column + len(item.group())))
-        out.append((ev, "\n".join(lines), same))
-    return out
-
-
-def _source_line(text: str, quoted: str, used: set[int]) -> tuple[int, int] | None:
-    """(line number, indentation) of the line of `text`, not in `used`, that the `quoted` line
-    was, once quote markers and indentation are set aside: the same words, or (for a line the
-    quote cleaned: tags, footnote labels) the same first 40 characters; never a longer line
-    that merely starts alike ("- Install" is not "- Install deps")."""
-    said = MARKER.sub("", quoted).strip()
-    alike: tuple[int, int] | None = None
-    for n, raw in enumerate(text.split("\n")):
-        while QUOTE_MARKER.match(raw):
-            raw = QUOTE_MARKER.sub("", raw, count=1)
-        bare = raw.lstrip(" \t")
-        if n in used:
-            continue
-        indent = len(raw[: len(raw) - len(bare)].replace("\t", "    "))
-        if bare.rstrip() == said:
-            return n, indent
-        if alike is None and len(said) >= 40 and bare.startswith(said[:40]):
-            alike = n, indent
-    return alike
-
-
-def _where_from(ev: Evidence) -> str:
-    """A passage's place, said in a line: its heading, or its note's name."""
-    return (
-        ev.heading_path[-1] if ev.heading_path else ev.path.rsplit("/", 1)[-1].removesuffix(".md")
-    )
 
 
 # A sentence that points back at something before it ("the same example as above"): read in
@@ -727,7 +584,7 @@ def _best_entry_first(found: list[tuple[Evidence, str]], chosen: list[int], i0: 
     run = chosen[start : end + 1]
     if end - start < 2 or not all(_entry(found[i][1]) for i in run):
         return chosen
-    depths = {at[1] for i in run if (at := _source_line(ev.text, found[i][1], set()))}
+    depths = {at[1] for i in run if (at := source_line(ev.text, found[i][1], set()))}
     if len(depths) > 1:  # entries with sub-entries: moving one would strand its children
         return chosen
     out = [i for i in chosen if i != i0]
@@ -756,50 +613,6 @@ def _what_follows(found: list[tuple[Evidence, str]], i: int) -> list[int]:
                 end += 1
             return list(range(i + 1, end + 1))
     return []
-
-
-def _block_lines(code: list[str], question: str) -> list[str]:
-    """A long block's first line, then the few lines around the one that best holds the
-    question's words (and what it asks for: a flag, a number), with `...` for what is left out."""
-    if len(code) <= BLOCK_LINES:
-        return code
-    # a number and its unit read apart on both sides: "16 GB" asked finds the `16GB` row
-    asked = _NUMBER_UNIT.sub(r"\1 \2", question)
-    words = query_words(asked)
-    numbers = set(re.findall(r"\d+", asked))
-    wants = [shape for asks, shape in WANTS if asks.search(question)]
-
-    def fit(i: int) -> float:
-        line = code[i]
-        return coverage(words, _terms_apart(line)) + 0.2 * sum(1 for w in wants if w.search(line))
-
-    best = max(range(1, len(code)), key=lambda i: (fit(i), -i))
-    if len(code) <= WHOLE_BLOCK and not numbers & _terms_apart(code[best]):
-        return code
-    start, end = max(1, best - 3), min(len(code), best + 6)
-    lines = [code[0]]
-    if start > 1:
-        lines.append("...")
-    lines += code[start:end]
-    if end < len(code):
-        lines.append("...")
-    return lines
-
-
-def _as_line(unit: str, keep_marker: bool = False) -> str:
-    """A unit as it reads quoted in another note: no footnote refs or #tags, and no list marker
-    unless `keep_marker` (an answer keeps a list a list; a line shown alone drops it)."""
-    unit = unit.strip()
-    if not keep_marker:
-        unit = LIST_ITEM.sub("", unit)
-    if unit.startswith("|"):
-        unit = " | ".join(c.strip() for c in unit.strip().strip("|").split("|"))
-    unit = FOOTNOTE_LABEL.sub("", unit)  # the source note's own footnotes point nowhere here
-    # inline HTML (<abbr title=…>ISBN</abbr>): its text; a code span's `<Ctrl b><d>` is code
-    unit = outside_code(
-        unit, lambda prose: re.sub("  +", " ", HTML_TAG.sub("", BREAK_TAG.sub(" ", prose)))
-    )
-    return re.sub(r"(\s+#[^\W\d][\w/-]*)+\s*$", "", unit)
 
 
 def _restates(found: list[tuple[Evidence, str]], first: int, second: int) -> bool:
