@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from kebab.footnotes import answer_below, unused_definitions
+from kebab.syntax import content_indent
 
 DEF1 = '[^kb-1]: [Backups › Schedule](../ops/backup.md#schedule "kb:4701d6a9a16c") L12–L26'
 DEF2 = '[^kb-2]: [Backups › Restore](../ops/backup.md#restore "kb:976a5b5a408d") L49–L62'
@@ -73,6 +74,19 @@ def test_under_a_list_items_question_the_answer_is_the_items_indented_content() 
     margin = lines("- When?\n\nAt 02:30.[^kb-1]\n\n- another item")
     assert answer_below(margin, 0) == 2  # written at the margin by an earlier kebab
     assert answer_below(lines("10. When?\n\n    At 02:30.[^kb-1]\n11. Next"), 0) == 2
+    assert [content_indent(s) for s in ("-\tQ?", "\t-\tQ?", "- [ ] Q?", "1) Q?")] == [
+        " " * 4,
+        " " * 8,
+        " " * 2,
+        " " * 3,
+    ]
+
+
+def test_under_a_quoted_question_the_answer_is_inside_the_quote_or_where_kebab_wrote_it() -> None:
+    inside = lines("> - When?\n>\n>   At 02:30.[^kb-1]\n>\n> - a sibling")
+    assert answer_below(inside, 0, quoted=True) == 2
+    margin = lines("> When?\n\nAt 02:30.[^kb-1]\n\nMine.")  # an earlier kebab's, at the margin
+    assert answer_below(margin, 0, quoted=True) == 2
 
 
 def test_definitions_only_the_answer_cites_are_unused_once_it_goes() -> None:

@@ -290,16 +290,20 @@ def answer_below(lines: list[str], line: int, quoted: bool = False) -> int | Non
     writes a blank line, then paragraphs whose every source is a kebab footnote and that end
     citing one (`…02:30.[^kb-1]`; a code block's marker is on the line leading into it, or just
     after it); the first paragraph that is not like that is the note's own writing and ends the
-    answer. `quoted`: under a callout's question, the answer inside the callout, every line
+    answer. `quoted`: under a question in a quote or callout, the answer inside it, every line
     quoted, up to the callout's end. Under a list item's question, the answer is written at the
-    item's content indent (`syntax.content_indent`); one written at the margin before that is
-    found too."""
+    item's content indent (`syntax.content_indent`); one written at the margin before that (by
+    an earlier kebab) is found too."""
     below = lines[line + 1] if line + 1 < len(lines) else "x"
     if (QUOTE_MARKER.sub("", below, count=1) if quoted else below).strip():
         return None  # the cheap test first: code actions ask for every line the cursor is on
-    pad = "" if quoted else content_indent(lines[line])
-    for indent in dict.fromkeys((pad, "")):
-        end = _answer_end(lines, line, quoted, indent)
+    if quoted:  # inside the quote (a list item in it: at its indent), or where kebab once wrote
+        inner = content_indent(QUOTE_MARKER.sub("", lines[line], count=1))
+        tries = [(True, inner), (True, ""), (False, "")]
+    else:
+        tries = [(False, content_indent(lines[line])), (False, "")]
+    for inside, indent in dict.fromkeys(tries):
+        end = _answer_end(lines, line, inside, indent)
         if end is not None:
             return end
     return None
@@ -311,7 +315,7 @@ def _answer_end(lines: list[str], line: int, quoted: bool, indent: str) -> int |
     if quoted:
         inside = takewhile(lambda s: QUOTE_MARKER.match(s) and not CALLOUT_START.match(s), body)
         body = [QUOTE_MARKER.sub("", s, count=1) for s in inside]
-    elif indent:
+    if indent:
         inside = takewhile(lambda s: not s.strip() or s.startswith(indent), body)
         body = [s[len(indent) :] for s in inside]
     last = None

@@ -28,6 +28,7 @@ from kebab.syntax import (
     HEADING_OPENING,
     NOT_PROSE,
     TAG,
+    VERBATIM_INSIDE,
     WIKILINK_SHOWN,
     fence_after,
 )
@@ -121,8 +122,9 @@ _VERBATIM = frozenset({"front_matter", "fence", "code_block", "html_block"})
 def verbatim_at(lines: list[str], line: int) -> bool:
     """Whether 0-based `line` is inside front matter, a fenced or indented code block or an
     HTML block, at any depth (a fence in a list item too): no answer may be inserted there.
-    Front matter and fences are read line by line; only an indented line, or one after a tag
-    with no blank line between, is left to the parser (most of a second on a 7,000-line note)."""
+    Front matter and fences are read line by line; an indented line, one after a tag with no
+    blank line between, and a note with a fence in a quote or a list item or a multi-line
+    comment are left to the parser (most of a second on a 7,000-line note)."""
     if lines and lines[0].rstrip() == "---":
         end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), 0)
         if line <= end:
@@ -135,7 +137,10 @@ def verbatim_at(lines: list[str], line: int) -> bool:
         return True
     start = next((i + 1 for i in range(line - 1, -1, -1) if not lines[i].strip()), 0)
     html = any(s.lstrip().startswith("<") for s in lines[start : line + 1])  # since a blank
-    if not html and not text.startswith(("    ", "\t")):
+    # a fence in a quote or opened on a list marker's line, or a comment or `<pre>` that runs
+    # across blank lines: the line scan above does not see them
+    nested = any(VERBATIM_INSIDE.match(s) for s in lines[: line + 1])
+    if not html and not nested and not text.startswith(("    ", "\t")):
         return False
     tokens = _parser().parse(normalise_newlines("\n".join(lines)))
     return any(

@@ -51,6 +51,16 @@ def fence_after(line: str, fence: str) -> str:
     return opened.group(1) if opened else ""
 
 
+VERBATIM_INSIDE = re.compile(
+    r"^\s*(?:>\s?)+\s*(?:`{3,}|~{3,})"
+    r"|^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:`{3,}|~{3,})"
+    r"|^\s{0,3}<(?:!--|pre|script|style|textarea)",
+    re.IGNORECASE,
+)
+"""A fence opened in a quote (`> ````) or on a list marker's line (`- ````), or an HTML comment or
+`<pre>`, `<script>`, `<style>`, `<textarea>` (which run across blank lines): code or HTML a
+line-by-line fence reader (`fence_after`) does not see; the parser decides."""
+
 MAYBE_INDENTED_CODE = re.compile(r"\n[ \t]*\n( {4}|\t)[ \t]*\S")
 """A blank line, then a line indented four spaces or a tab: where a CommonMark indented code block
 may start (searched in "\\n\\n" + the text, so a passage may start with one). Only a hint: the
@@ -98,7 +108,9 @@ def content_indent(line: str) -> str:
     it after a blank line stays in the item instead of ending the list."""
     item = _ITEM_START.match(line)
     if item and (item.group(2) or line[item.end() :] == ""):
-        return " " * len(item.group(1).expandtabs(4)) + " " * len(item.group(2) or " ")
+        marker = len(item.group(1).expandtabs(4))
+        width = len(item.group(0).expandtabs(4)) if item.group(2) else marker + 1
+        return " " * (width if width - marker <= 4 else marker + 1)  # `-\tQ?`: a tab to column 4
     return line[: len(line) - len(line.lstrip(" "))]
 
 

@@ -134,6 +134,9 @@ def test_a_cited_passage_hashes_the_way_the_chunker_hashed_it(tmp_path: Path) ->
         (["# T", "", "    is it up?", "", "text"], (2, 6), None, 0),
         (["# T", "", "- a list item:", "", "  ```", "  done?", "  ```"], (5, 3), None, 0),
         (["<details>", "Why?", "</details>"], (1, 0), None, 0),
+        (["> ```", "> Why?", "> ```"], (1, 0), None, 0),
+        (["- ```sh", "  Why?", "  ```"], (1, 0), None, 0),
+        (["<!--", "", "Why?", "", "-->"], (2, 0), None, 0),
         (["---", "title: T", "---", "", "Why do we back up?"], (4, 0), "Why do we back up?", 4),
     ],
 )

@@ -21,7 +21,7 @@ from kebab.lsp import text as textmod
 from kebab.lsp.core import KebabServer, follow_request_cancel, target
 from kebab.lsp.questions import COMMAND, TITLE, Question, question_at
 from kebab.model import Answer, AskRequest, to_builtins
-from kebab.syntax import CALLOUT_START, FOOTNOTE_DEFINITION, QUOTE_MARKER, content_indent
+from kebab.syntax import FOOTNOTE_DEFINITION, QUOTE_MARKER, content_indent
 
 _ATTEMPTS = 3
 _REPLACED = "kebab: replaced the earlier answer under line {line}"
@@ -125,18 +125,17 @@ def answer_text(lines: list[str], line: int, end: int, callout: bool, body: str)
     body, at the question's place in the note's structure (inside its callout or quote, inside
     its list item), and a blank line before whatever the note says next."""
     body_lines = body.strip("\n").split("\n")
-    if callout:
+    if callout:  # inside the quote, and inside the list item it is (`> - Q?`)
+        inner = content_indent(QUOTE_MARKER.sub("", lines[line], count=1))
         body_lines = ["", *body_lines]
-        text = "\n" + "\n".join(f"> {b}" if b else ">" for b in body_lines)
+        text = "\n" + "\n".join(f"> {inner}{b}" if b else ">" for b in body_lines)
     else:  # under a list item's question, inside the item: the list and its nesting hold
         pad = content_indent(lines[line])
         text = "\n\n" + "\n".join(pad + b if b.strip() else "" for b in body_lines)
     after = lines[end + 1] if end + 1 < len(lines) else ""
     if after.strip() and not (callout and QUOTE_MARKER.match(after)):
         text += "\n"
-    elif (
-        callout and QUOTE_MARKER.sub("", after, count=1).strip() and not CALLOUT_START.match(after)
-    ):
+    elif callout and QUOTE_MARKER.sub("", after, count=1).strip():
         text += "\n>"  # the quote's own text after the answer stays a paragraph of its own
     return text
 

@@ -31,7 +31,7 @@ class Question:
     text: str  # the question as asked
     line: int  # 0-based line the answer goes under
     line_text: str  # that line's text, to find it again when the note changed
-    callout: bool  # inside a `> [!question]` callout: the answer goes inside it too
+    callout: bool  # in a quote or a `> [!question]` callout: the answer goes inside it too
 
 
 def question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> Question | None:
