@@ -87,6 +87,9 @@ def test_under_a_quoted_question_the_answer_is_inside_the_quote_or_where_kebab_w
     assert answer_below(inside, 0, quoted=True) == 2
     margin = lines("> When?\n\nAt 02:30.[^kb-1]\n\nMine.")  # an earlier kebab's, at the margin
     assert answer_below(margin, 0, quoted=True) == 2
+    # the person's own line in the quote first: theirs, and nothing below is taken for kebab's
+    mine = lines("> When?\n>\n> My own thoughts.\n>\n> At 02:30.[^kb-1]")
+    assert answer_below(mine, 0, quoted=True) is None
 
 
 def test_definitions_only_the_answer_cites_are_unused_once_it_goes() -> None:

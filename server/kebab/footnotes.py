@@ -299,7 +299,9 @@ def answer_below(lines: list[str], line: int, quoted: bool = False) -> int | Non
         return None  # the cheap test first: code actions ask for every line the cursor is on
     if quoted:  # inside the quote (a list item in it: at its indent), or where kebab once wrote
         inner = content_indent(QUOTE_MARKER.sub("", lines[line], count=1))
-        tries = [(True, inner), (True, ""), (False, "")]
+        tries = [(True, inner), (True, "")]
+        if not below.strip():  # the quote ended: an earlier kebab's answer at the margin
+            tries.append((False, ""))
     else:
         tries = [(False, content_indent(lines[line])), (False, "")]
     for inside, indent in dict.fromkeys(tries):
