@@ -30,7 +30,7 @@ from kebab.syntax import (
     TAG,
     VERBATIM_INSIDE,
     WIKILINK_SHOWN,
-    fence_after,
+    fence_open_at,
 )
 from kebab.units import own_writing
 
@@ -129,11 +129,8 @@ def verbatim_at(lines: list[str], line: int) -> bool:
         end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), 0)
         if line <= end:
             return True
-    fence = ""
-    for text in lines[:line]:
-        fence = fence_after(text, fence)
     text = lines[line] if 0 <= line < len(lines) else ""
-    if fence or FENCE_LINE.match(text):
+    if fence_open_at(lines, line) or FENCE_LINE.match(text):
         return True
     start = next((i + 1 for i in range(line - 1, -1, -1) if not lines[i].strip()), 0)
     html = any(s.lstrip().startswith("<") for s in lines[start : line + 1])  # since a blank

@@ -51,6 +51,15 @@ def fence_after(line: str, fence: str) -> str:
     return opened.group(1) if opened else ""
 
 
+def fence_open_at(lines: list[str], line: int) -> str:
+    """The fence open when `line` starts (`fence_after` over the lines before it): "" outside
+    code."""
+    fence = ""
+    for text in lines[:line]:
+        fence = fence_after(text, fence)
+    return fence
+
+
 VERBATIM_INSIDE = re.compile(
     r"^\s*(?:>\s?)+\s*(?:`{3,}|~{3,})"
     r"|^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:`{3,}|~{3,})"

@@ -507,7 +507,8 @@ def _quoted(word: str, question: str) -> bool:
 
 def is_phrasing_form(word: str) -> bool:
     """`is_phrasing` by the word's form alone, wherever it stands: an adverb or a verb form
-    (`silently`, `squished`, `eating`), a preposition, conjunction or indefinite pronoun (`nobody`), a light verb."""
+    (`silently`, `squished`, `eating`), a preposition, conjunction or indefinite pronoun
+    (`nobody`), a light verb."""
     w = word.lower()
     return w.endswith(("ly", "ing", "ed")) or w in _CLOSED or w in _LIGHT_VERBS
 

@@ -28,6 +28,7 @@ __all__ = ["Lexical", "query_terms"]
 # (lexical MRR 0.721 vs 0.727, hybrid 0.723 vs 0.735), as a plain BM25 baseline beat kebab's
 # boosted lexical side on held-out notes; a summed (tie 1.0) query lost too (0.688).
 TIE_BREAKER = 0.1
+_LATIN_FIELDS = ("body", "heading", "path", "tags")  # where a Latin term of a question is sought
 BOOSTS = {"body": 1.0, "heading": 1.0, "path": 1.0, "tags": 1.0, "cjk": 1.0, "cjk_heading": 1.0}
 
 
@@ -83,7 +84,7 @@ class Lexical:
         schema = self.index.schema
         clauses = []
         for terms, fields in (
-            (latin, ("body", "heading", "path", "tags")),
+            (latin, _LATIN_FIELDS),
             (cjk, ("cjk", "cjk_heading")),
         ):
             for term in terms:
@@ -103,18 +104,16 @@ class Lexical:
         return [(int(searcher.doc(addr)["key"][0]), float(score)) for score, addr in result.hits]
 
     def spells(self, pattern: str) -> bool:
-        """Whether some passage holds a Latin term `pattern` (a regular expression) matches."""
+        """Whether some passage holds a Latin term `pattern` (a regular expression) matches, in
+        any field a Latin term is looked for in (`unknown_terms`'s)."""
         searcher = self.index.searcher()
-        return any(
-            getattr(
-                searcher.search(
-                    tantivy.Query.regex_query(self.index.schema, f, pattern), 1, count=True
-                ),
-                "count",
-                0,
-            )
-            for f in ("body", "heading", "path", "tags")
+        query = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, tantivy.Query.regex_query(self.index.schema, f, pattern))
+                for f in _LATIN_FIELDS
+            ]
         )
+        return bool(getattr(searcher.search(query, 1, count=True), "count", 0))
 
     def _spelled(self, searcher: tantivy.Searcher, pattern: str) -> tantivy.Query | None:
         """A clause for passages holding a term `pattern` spells, scored as one matched term;
@@ -133,11 +132,7 @@ class Lexical:
     def unknown_terms(self, latin: list[str], cjk: list[str]) -> list[str]:
         """Query terms that occur in no indexed passage at all."""
         searcher = self.index.searcher()
-        out = [
-            t
-            for t in latin
-            if not any(searcher.doc_freq(f, t) for f in ("body", "heading", "path", "tags"))
-        ]
+        out = [t for t in latin if not any(searcher.doc_freq(f, t) for f in _LATIN_FIELDS)]
         out += [t for t in cjk if not any(searcher.doc_freq(f, t) for f in ("cjk", "cjk_heading"))]
         return out
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from kebab.syntax import FOOTNOTE_DEFINITION, HEADING, fence_after, heading_level
+from kebab.syntax import FOOTNOTE_DEFINITION, HEADING, fence_after, fence_open_at, heading_level
 
 COMMAND = "kebab.linkRelated"
 TITLE = "Link related notes"
@@ -17,7 +17,7 @@ LEAD = "Related:"
 def offered(lines: list[str], start: int, end: int) -> bool:
     """On a heading, or on any line the person selected (not on every line: a light bulb on
     each line of a note would be noise). Never inside a code block."""
-    if not 0 <= start < len(lines) or _in_code(lines, start):
+    if not 0 <= start < len(lines) or fence_open_at(lines, start):
         return False
     return bool(HEADING.match(lines[start])) or end > start
 
@@ -39,10 +39,3 @@ def placed_after(lines: list[str], line: int) -> int:
         if lines[i].strip() and not FOOTNOTE_DEFINITION.match(lines[i]):
             last = i
     return last
-
-
-def _in_code(lines: list[str], line: int) -> bool:
-    fence = ""
-    for text in lines[:line]:
-        fence = fence_after(text, fence)
-    return bool(fence)

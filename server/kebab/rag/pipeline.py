@@ -418,8 +418,8 @@ def nearest(p: Prepared, n: int = 3) -> list[Hit]:
     passage and a second from another note: the passage holding the key facts listed 0.752 ->
     0.766). In a list of five, the first note's second passage follows them: when its first is
     not the one asked about, its second often is (the right passage listed 0.71 -> 0.75 for
-    English askers, the right note 0.90 -> 0.89). A note's fix section stands for it before the problem
-    section it resolves (`_fix_first`)."""
+    English askers, the right note 0.90 -> 0.89). A note's fix section stands for it before the
+    problem section it resolves (`_fix_first`)."""
     said = p.extra.get("first")
     first = said if isinstance(said, list) else []
     ranked = _fix_first(
