@@ -28,7 +28,7 @@ FRONT_ENDS = {"cli", "lsp", "mcp_server"}
 
 
 def _imports(path: Path) -> set[str]:
-    """The kebab modules `path` imports, as top-level names (`kebab.rag.gate` -> `rag`)."""
+    """The kebab modules `path` imports, as top-level names (`kebab.rag.retrieval` -> `rag`)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

@@ -60,7 +60,7 @@ class RagConfig(msgspec.Struct, forbid_unknown_fields=True):
     # Refuse without calling a model when the best vector hit is below this cosine AND no
     # lexical hit matched a meaningful share of the question's words. A cosine means something
     # only on the scale of the model it was measured with: unset, kebab uses the value measured
-    # for the index's embedding model (`rag.gate.CALIBRATED`), and with a model it has no
+    # for the index's embedding model (`rag.outcome.CALIBRATED`), and with a model it has no
     # measurement for it gates on wording alone.
     min_cosine: float | None = None
     # A question naming a name no note contains ("Kafka", "Redis") is always refused; one with

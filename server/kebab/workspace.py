@@ -40,9 +40,9 @@ from kebab.text import is_korean
 
 if TYPE_CHECKING:  # answering is imported when first asked: `status` and `search` skip it
     from kebab.model import AskRequest
-    from kebab.rag.gate import Prepared
     from kebab.rag.generate import NotePlan
     from kebab.rag.pipeline import OnConflicts, OnText
+    from kebab.rag.retrieval import Prepared
 
 log = logging.getLogger(__name__)
 

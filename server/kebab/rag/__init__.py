@@ -1,1 +1,1 @@
-"""The ask pipeline and what it writes: gate → pack → prompt → generate → cite → footnotes → persist."""
+"""The ask pipeline and what it writes: retrieval → pack → prompt → generate → cite → persist."""

@@ -3,7 +3,7 @@
 An inbox note holding `How do I sync tasks with Todoist?` and `More notes below.` is where a
 question was written down, however the question is worded when it is asked: its questions, and
 the lines written around a question in the same paragraph or list, are no evidence for a
-question about the same thing. `gate.retrieve` sets such a passage aside (it still shows among
+question about the same thing. `retrieval.retrieve` sets such a passage aside (it still shows among
 the nearest passages on a refusal).
 
 A follow-up is read against the question it follows: whether it names enough to be searched

@@ -45,8 +45,8 @@ from kebab.model import (
     Usage,
 )
 from kebab.paths import resolve_inside
-from kebab.rag import attribution, citations, gate, outcome, pipeline, prompt
-from kebab.rag.gate import Prepared
+from kebab.rag import attribution, citations, outcome, pipeline, prompt, retrieval
+from kebab.rag.retrieval import Prepared
 
 TEMPLATE = "note-v1"
 EXTRACTIVE_TEMPLATE = "note-extractive-v1"
@@ -95,7 +95,7 @@ def output_path(root: Path, output: str | Path, overwrite: bool = False) -> str:
 
 def plan(index: Index, cfg: Config, llm: LanguageModel, topic: str, rel: str) -> NotePlan:
     """Retrieve, gate, pack and build the `note-v1` prompt; no model is called."""
-    p = gate.retrieve(index, cfg, AskRequest(question=topic, k=K))
+    p = retrieval.retrieve(index, cfg, AskRequest(question=topic, k=K))
     p.hits = [h for h in p.hits if h.path != rel]  # an older version of the note is no source
     if not p.hits and p.refusal is None:
         p.refusal = "no_chunks"

@@ -1,7 +1,7 @@
 """The ask pipeline: retrieve → gate → pack → prompt → generate (streamed) → cite → render → persist.
 
 `prepare()` is everything before the first byte goes to the model, without calling a model
-(synchronous; what `--dry-run` shows): `gate.retrieve()` then `assemble()`. `ask()` runs the same two
+(synchronous; what `--dry-run` shows): `retrieval.retrieve()` then `assemble()`. `ask()` runs the same two
 steps with the optional model-backed extras between them (`rag.hyde` before retrieval,
 `rag.relevance_filter` before packing, `rag.detect_conflicts` before generation; see hyde.py,
 relevance.py, conflicts.py), streams the answer through `on_text` and always persists a row,
@@ -43,8 +43,8 @@ from kebab.model import (
     citation_range,
 )
 from kebab.rag import attribution, conflicts, hyde, outcome, prompt, relevance
-from kebab.rag.gate import Prepared, retrieve, search_query, thread_fill, with_history
 from kebab.rag.outcome import gate_cosines, refusal_words
+from kebab.rag.retrieval import Prepared, retrieve, search_query, thread_fill, with_history
 from kebab.search import scoped
 from kebab.text import fix_for, is_symptom
 
@@ -221,7 +221,7 @@ def _quote(llm: Quoter, p: Prepared, answered_at: float) -> None:
 
 
 def _unknown(p: Prepared) -> list[str]:
-    """The question's words no note holds, as retrieval found them (`gate`)."""
+    """The question's words no note holds, as retrieval found them (`retrieval`)."""
     unknown = p.extra.get("unknown_words")
     return unknown if isinstance(unknown, list) else []
 
@@ -501,9 +501,9 @@ def _fix_first(ranked: list[Hit]) -> list[Hit]:
 
 
 def thread_words(p: Prepared) -> str:
-    """The previous question's words a follow-up leaves out (`gate.thread_fill`: `tasks` for
+    """The previous question's words a follow-up leaves out (`retrieval.thread_fill`: `tasks` for
     "and how do I sort them by priority?", not the `due date` it replaced with its own), when
-    retrieval leaned on them; "" when the follow-up's own words led (`gate.retrieve`)."""
+    retrieval leaned on them; "" when the follow-up's own words led (`retrieval.retrieve`)."""
     req = p.request
     return thread_fill(req) if p.extra.get("query") != req.question else ""
 
