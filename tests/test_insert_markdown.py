@@ -16,6 +16,7 @@ from kebab import footnotes
 from kebab.llm import Evidence
 from kebab.llm.quoting import render
 from kebab.model import Citation, citation_range
+from kebab.syntax import QUOTE_MARKERS
 from kebab.units import is_block, units
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,6 +117,8 @@ def test_no_block_or_list_of_any_corpus_breaks_a_note() -> None:
 
 ANSWER = "The job runs at 02:30.[^kb-1]\n\n```sh\nrestic backup /srv\n```\n[^kb-1]"
 _STRUCTURE = {
+    "bullet_list_open",
+    "ordered_list_open",
     "list_item_open",
     "heading_open",
     "fence",
@@ -138,8 +141,14 @@ def structure(
         if t.map is not None
         and t.map[0] not in skip
         and (t.type in _STRUCTURE or t.type == "blockquote_open")
-        and not (t.type == "paragraph_open" and lines[t.map[0]] in asked)
+        and not (t.type == "paragraph_open" and _bare(lines[t.map[0]]) in asked)
     ]
+
+
+def _bare(line: str) -> str:
+    """A line without its quote markers and indentation: the paragraph the question was in may
+    go on after the answer, its lazy lines written again inside the question's quote or item."""
+    return QUOTE_MARKERS.sub("", line).strip()
 
 
 def _paragraph_of(text: str, line: int) -> frozenset[str]:
@@ -147,7 +156,7 @@ def _paragraph_of(text: str, line: int) -> frozenset[str]:
     lines = text.split("\n")
     return next(
         (
-            frozenset(lines[t.map[0] : t.map[1]])
+            frozenset(_bare(s) for s in lines[t.map[0] : t.map[1]])
             for t in _md.parse(text)
             if t.type == "paragraph_open" and t.map and t.map[0] <= line < t.map[1]
         ),
@@ -157,10 +166,11 @@ def _paragraph_of(text: str, line: int) -> frozenset[str]:
 
 def answered_under(lines: list[str], line: int, callout: bool) -> tuple[str, range]:
     """The note with ANSWER inserted under `line` as Insert writes it, and the answer's lines."""
-    from kebab.lsp.insert import answer_text
+    from kebab.lsp.insert import answer_text, replaced_to
 
     added = answer_text(lines, line, line, callout, ANSWER)
-    new = "\n".join(lines[: line + 1]) + added + "\n" + "\n".join(lines[line + 1 :])
+    rest = lines[replaced_to(lines, line, line) + 1 :]
+    new = "\n".join(lines[: line + 1]) + added + "\n" + "\n".join(rest)
     last = max(i for i, s in enumerate(added.split("\n")) if "[^kb-1]" in s)  # its last line
     return new, range(line + 1, line + last + 1)
 
@@ -226,6 +236,51 @@ def test_an_answer_keeps_the_notes_lists_quotes_and_nesting_where_the_question_i
     note.write_text(HOSTS, encoding="utf-8")
     checked, broke = host_check([note])
     assert checked == 8 and broke == []  # no action in the code block
+
+
+DEEPER = """# Deeper
+
+> outer
+> > Why is it doubly quoted?
+> > more inner text
+> outer again
+
+- item
+  > Why is this quoted in an item?
+- next item
+
+- > Why is the quote the item?
+- next
+
+- a
+  > - Why so deep?
+  >   - child
+- b
+
+- Why is the disk full?
+lazy continuation of the item
+- next
+
+> Why is it full?
+lazy line of the quote
+
+1. first
+   1. Why nested ordered?
+      text of it
+2. second
+"""
+
+
+def test_an_answer_stays_in_nested_quotes_quotes_in_items_and_takes_lazy_lines_along(
+    tmp_path: Path,
+) -> None:
+    """Every quote and item the question is in holds its answer (`> > Q?`, `  > Q?` in an
+    item, `- > Q?`); a line that went on with the question's paragraph without its markers
+    stays in its quote or item after the answer, and no list is cut in two."""
+    note = tmp_path / "deeper.md"
+    note.write_text(DEEPER, encoding="utf-8")
+    checked, broke = host_check([note])
+    assert checked == 7 and broke == []
 
 
 @pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/corpora is not beside the checkout")

@@ -34,9 +34,9 @@ from kebab.syntax import (
     KEBAB_DEFINITION,
     LINK_ELSEWHERE,
     MARKDOWN_LINK,
-    QUOTE_MARKER,
+    QUOTE_MARKERS,
     SPACE_BEFORE_FOOTNOTE,
-    content_indent,
+    container_prefix,
     fence_after,
     outside_code,
 )
@@ -292,34 +292,40 @@ def answer_below(lines: list[str], line: int, quoted: bool = False) -> int | Non
     after it); the first paragraph that is not like that is the note's own writing and ends the
     answer. `quoted`: under a question in a quote or callout, the answer inside it, every line
     quoted, up to the callout's end. Under a list item's question, the answer is written at the
-    item's content indent (`syntax.content_indent`); one written at the margin before that (by
+    item's content indent (`syntax.container_prefix`); one written at the margin before that (by
     an earlier kebab) is found too."""
     below = lines[line + 1] if line + 1 < len(lines) else "x"
-    if (QUOTE_MARKER.sub("", below, count=1) if quoted else below).strip():
+    if QUOTE_MARKERS.sub("", below).strip():
         return None  # the cheap test first: code actions ask for every line the cursor is on
-    if quoted:  # inside the quote (a list item in it: at its indent), or where kebab once wrote
-        inner = content_indent(QUOTE_MARKER.sub("", lines[line], count=1))
-        tries = [(True, inner), (True, "")]
-        if not below.strip():  # the quote ended: an earlier kebab's answer at the margin
-            tries.append((False, ""))
+    prefix = container_prefix(lines[line])
+    quoted = quoted or ">" in prefix  # `- > Q?`: a quote that is a list item
+    if below.strip() and not quoted:
+        return None
+    tries = [prefix]
+    if quoted:  # inside the quotes, or where an earlier kebab wrote: one quote in, or at the
+        # margin once the quote has ended
+        tries += [prefix[: prefix.rfind(">") + 1] + " ", "> "] + ([""] if not below.strip() else [])
     else:
-        tries = [(False, content_indent(lines[line])), (False, "")]
-    for inside, indent in dict.fromkeys(tries):
-        end = _answer_end(lines, line, inside, indent)
+        tries.append("")
+    for at in dict.fromkeys(tries):
+        end = _answer_end(lines, line, at)
         if end is not None:
             return end
     return None
 
 
-def _answer_end(lines: list[str], line: int, quoted: bool, indent: str) -> int | None:
-    """`answer_below` for an answer written at `indent`."""
-    body = lines[line + 1 :]
-    if quoted:
-        inside = takewhile(lambda s: QUOTE_MARKER.match(s) and not CALLOUT_START.match(s), body)
-        body = [QUOTE_MARKER.sub("", s, count=1) for s in inside]
-    if indent:
-        inside = takewhile(lambda s: not s.strip() or s.startswith(indent), body)
-        body = [s[len(indent) :] for s in inside]
+def _answer_end(lines: list[str], line: int, prefix: str) -> int | None:
+    """`answer_below` for an answer written after `prefix` (`syntax.container_prefix`): the
+    lines below that begin with it (or are its blank line), up to a callout's start."""
+    blank = prefix.rstrip()
+    inside = takewhile(
+        lambda s: (
+            (s.startswith(prefix) or s.rstrip() == blank)
+            and not (">" in prefix and CALLOUT_START.match(s))
+        ),
+        lines[line + 1 :],
+    )
+    body = [s[len(prefix) :] for s in inside]
     last = None
     for first, end in _blocks(body):
         block = body[first : end + 1]

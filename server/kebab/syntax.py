@@ -123,6 +123,52 @@ def content_indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" "))]
 
 
+_QUOTE_LEVEL = re.compile(r"^([ \t]*)>[ \t]?")
+
+
+def container_prefix(line: str) -> str:
+    """What a line needs at its start to stand in `line`'s innermost block: its quote markers
+    (`> > Q?`: `> > `), each list marker as the spaces of its content column (`> - Q?`: `>   `;
+    `  > Q?` in an item: `  > `), an indented line's own indentation. Text written at it after
+    a blank line (`rstrip`ped) stays in every quote and item `line` is in."""
+    prefix, rest = "", line
+    while True:
+        if quote := _QUOTE_LEVEL.match(rest):
+            prefix, rest = prefix + quote.group(1) + "> ", rest[quote.end() :]
+            continue
+        item = _ITEM_START.match(rest)
+        if item and (item.group(2) or rest[item.end() :] == ""):
+            prefix, rest = prefix + content_indent(rest), rest[item.end() :]
+            continue
+        return prefix + rest[: len(rest) - len(rest.lstrip(" "))]
+
+
+_BLOCK_START = re.compile(
+    r"^ {0,3}(?:[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|#{1,6}(?:[ \t]|$)|>|`{3}|~{3}|<|\|"
+    r"|[-*_](?:[ \t]*[-*_]){2,}[ \t]*$)"
+)
+
+
+def lazy_lines(lines: list[str], line: int, prefix: str) -> int:
+    """How many lines after `line` continue its paragraph lazily, without the markers of its
+    quotes and list items (`prefix`): `> Q?` then `more`. The paragraph holds them; after a
+    blank line they would stand outside every quote and item."""
+    count = 0
+    for s in lines[line + 1 :]:
+        if not prefix or not s.strip() or s.startswith(prefix) or _BLOCK_START.match(s):
+            break
+        count += 1
+    return count
+
+
+def shared_quote(a: str, b: str) -> str:
+    """The quote markers two lines begin with alike (`> >` and `> text`: `>`): a blank line of
+    them keeps both lines in the quotes they share and no others."""
+    alike = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+    common = a[: min(alike, len(b))]
+    return common[: common.rfind(">") + 1]
+
+
 TASK_BOX = re.compile(r"^\[[ xX]\]\s+")
 """A task list item's box (`[ ]`, `[x]`) once its list marker is gone."""
 

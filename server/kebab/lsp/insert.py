@@ -21,7 +21,14 @@ from kebab.lsp import text as textmod
 from kebab.lsp.core import KebabServer, follow_request_cancel, target
 from kebab.lsp.questions import COMMAND, TITLE, Question, question_at
 from kebab.model import Answer, AskRequest, to_builtins
-from kebab.syntax import FOOTNOTE_DEFINITION, QUOTE_MARKER, content_indent
+from kebab.syntax import (
+    FOOTNOTE_DEFINITION,
+    QUOTE_MARKER,
+    QUOTE_MARKERS,
+    container_prefix,
+    lazy_lines,
+    shared_quote,
+)
 
 _ATTEMPTS = 3
 _REPLACED = "kebab: replaced the earlier answer under line {line}"
@@ -116,28 +123,33 @@ def _answer_edit(
 ) -> types.TextEdit:
     """The body after `line`, in place of lines `line`+1..`end` (an earlier answer) if any."""
     text = answer_text(lines, line, end, callout, body)
-    start, stop = textmod.end_of_line(ls, lines, line), textmod.end_of_line(ls, lines, end)
-    return types.TextEdit(range=types.Range(start=start, end=stop), new_text=text)
+    stop = replaced_to(lines, line, end)
+    start, stop_at = textmod.end_of_line(ls, lines, line), textmod.end_of_line(ls, lines, stop)
+    return types.TextEdit(range=types.Range(start=start, end=stop_at), new_text=text)
+
+
+def replaced_to(lines: list[str], line: int, end: int) -> int:
+    """The last line `answer_text` writes anew: `end`, or the lines after it that continue the
+    question's paragraph lazily (`syntax.lazy_lines`), written again inside its quote or item."""
+    return end + lazy_lines(lines, end, container_prefix(lines[line]))
 
 
 def answer_text(lines: list[str], line: int, end: int, callout: bool, body: str) -> str:
-    """What goes after the end of `line` in place of the rest of `end`: a blank line and the
-    body, at the question's place in the note's structure (inside its callout or quote, inside
-    its list item), and a blank line before whatever the note says next."""
-    body_lines = body.strip("\n").split("\n")
-    if callout:  # inside the quote, and inside the list item it is (`> - Q?`)
-        inner = content_indent(QUOTE_MARKER.sub("", lines[line], count=1))
-        body_lines = ["", *body_lines]
-        text = "\n" + "\n".join(f"> {inner}{b}" if b else ">" for b in body_lines)
-    else:  # under a list item's question, inside the item: the list and its nesting hold
-        pad = content_indent(lines[line])
-        text = "\n\n" + "\n".join(pad + b if b.strip() else "" for b in body_lines)
-    after = lines[end + 1] if end + 1 < len(lines) else ""
-    if after.strip() and not (callout and QUOTE_MARKER.match(after)):
-        text += "\n"
-    elif callout and QUOTE_MARKER.sub("", after, count=1).strip():
-        text += "\n>"  # the quote's own text after the answer stays a paragraph of its own
-    return text
+    """What goes after the end of `line` in place of the rest up to `replaced_to`: a blank line
+    and the body, at the question's place in the note's structure (inside every quote, callout
+    and list item it is in: `syntax.container_prefix`), and a blank line before whatever the
+    note says next, in the quotes that line shares with the answer; a line that continued the
+    question lazily (`> Q?` then `more`) goes on after the answer, in the question's quote.
+    (`callout` is the question's own reading of the line; where it goes is read from it.)"""
+    prefix = container_prefix(lines[line])
+    text = "\n" + "\n".join(
+        prefix + b if b.strip() else prefix.rstrip() for b in ["", *body.strip("\n").split("\n")]
+    )
+    moved = lines[end + 1 : replaced_to(lines, line, end) + 1]
+    after = moved[0] if moved else lines[end + 1] if end + 1 < len(lines) else ""
+    if QUOTE_MARKERS.sub("", after).strip():  # the note's own text next, a paragraph of its own
+        text += "\n" + (prefix.rstrip() if moved else shared_quote(prefix.rstrip(), after))
+    return text + "".join(f"\n{prefix}{s.lstrip()}" for s in moved)
 
 
 def _definitions_appended(ls: KebabServer, lines: list[str], defs: list[str]) -> types.TextEdit:

@@ -17,6 +17,7 @@ from kebab.syntax import (
     QUESTION_CALLOUT,
     QUESTION_LEAD,
     QUOTE_MARKER,
+    container_prefix,
 )
 
 COMMAND = "kebab.insertAnswer"
@@ -60,7 +61,7 @@ def _question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int])
         selected = "\n".join(lines[l0 : l1 + 1])
         selected = selected[c0 : len(selected) - (len(lines[l1]) - c1)]
         text = " ".join(QUESTION_LEAD.sub("", s).strip() for s in selected.split("\n")).strip()
-        return Question(text, l1, lines[l1], bool(QUOTE_MARKER.match(lines[l1]))) if text else None
+        return Question(text, l1, lines[l1], ">" in container_prefix(lines[l1])) if text else None
     block = callout_block(lines, l0)
     if block is not None:
         first, last = block
@@ -72,7 +73,7 @@ def _question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int])
     line = lines[l0].rstrip()
     if _askable(line) and line.endswith(("?", "？")):
         text = QUESTION_LEAD.sub("", line).strip()
-        quoted = bool(QUOTE_MARKER.match(lines[l0]))  # the answer stays inside the quote
+        quoted = ">" in container_prefix(lines[l0])  # the answer stays inside the quote
         return Question(text, l0, lines[l0], quoted) if text else None
     return None
 
