@@ -143,6 +143,31 @@ async def test_the_start_of_an_identifier_a_note_holds_is_no_unknown_name(
     assert answer.refusal_text == "The notes never mention: findByEmail.", answer.answer
 
 
+async def test_a_name_no_note_holds_beside_names_it_holds_is_a_detail_not_nothing(
+    make_ws: MakeWorkspace, tmp_path: Path
+) -> None:
+    """A terse fix note names `ScriptManager` and the reference to add, never ".NET": the
+    asker's setup is a detail, and the note comes closest (not "nothing in the notes"). A
+    question whose only name no note holds is still not answered."""
+    ws = make_ws(
+        root=tmp_path / "notes",
+        notes={
+            **NOTES,
+            "webforms/missing-types.md": "## Problem\n- The build says `ScriptManager` and "
+            "`UpdatePanel` cannot be found.\n\n## Fix\n- Project > Add Reference\n"
+            "- add `System.Web.Extensions`\n",
+        },
+    )
+    answer = await ask(
+        ws, "My .NET web forms build breaks because ScriptManager is unknown. What do I add?"
+    )
+    assert answer.outcome != "not_answered", answer.answer
+    assert answer.candidates[0].path == "webforms/missing-types.md"
+    answer = await ask(ws, "How do I install the .NET SDK?")
+    assert answer.outcome == "not_answered", answer.answer
+    assert answer.refusal_text == "The notes never mention: NET, SDK.", answer.refusal_text
+
+
 async def test_a_name_no_note_holds_in_a_question_the_notes_match_gets_the_closest(
     notes_ws: Workspace,
 ) -> None:

@@ -24,6 +24,7 @@ import math
 from kebab.config import Config
 from kebab.model import Hit, Outcome, RefusalReason
 from kebab.text import (
+    LATIN_WORD,
     content_terms,
     is_korean,
     is_name,
@@ -62,8 +63,8 @@ def before_answering(
     unknown: list[str],
 ) -> tuple[Outcome, RefusalReason] | None:
     """What retrieval alone settles, before any answerer runs: `not_answered` when the notes
-    have nothing (no passage, a name no note holds, evidence weak in meaning and wording at
-    once); `closest` when an everyday word of the question is in no note and the best match in
+    have nothing (no passage, a name no note holds and no other name the question gives,
+    evidence weak in meaning and wording at once); `closest` when an everyday word of the question is in no note and the best match in
     meaning is weak (for a model backend: the quoting answerer weighs it itself, `DOUBT`);
     None when the answerer should look."""
     if not hits:
@@ -72,9 +73,13 @@ def before_answering(
     has_vectors = any(h.vector_score is not None for h in hits)
     weak_meaning = (not has_vectors) or min_cos is None or top_cosine < min_cos
     named = any(is_name(w, question) for w in unknown)
-    if (weak_meaning and coverage < cfg.rag.min_lexical_coverage) or (
-        named and (unknown_cos is None or top_cosine < unknown_cos)
-    ):
+    # A name no note holds, where the question names nothing else the notes hold ("How do I
+    # set up Kafka?"): the notes have nothing. Beside a name they hold (`.NET` with
+    # `ScriptManager`, Brotli with FastAPI), it is a detail of the asker's setup or a near miss,
+    # and the passages on the rest come closest.
+    alone = named and not names_held(question, unknown)
+    strict = alone and (unknown_cos is None or top_cosine < unknown_cos)
+    if (weak_meaning and coverage < cfg.rag.min_lexical_coverage) or strict:
         return "not_answered", "score_gate"
     if named:  # a name no note holds, in a question the notes match in meaning
         return "closest", DOUBT
@@ -83,6 +88,15 @@ def before_answering(
     ):
         return "closest", DOUBT
     return None
+
+
+def names_held(question: str, unknown: list[str]) -> list[str]:
+    """The question's names (`is_name`) that are not among its words no note holds."""
+    return [
+        w
+        for w in dict.fromkeys(LATIN_WORD.findall(question))
+        if len(w) >= 2 and w not in unknown and is_name(w, question)
+    ]
 
 
 def names_unknown(question: str, unknown: list[str]) -> bool:
