@@ -200,3 +200,23 @@ def test_the_grammar_imports_nothing_of_kebabs() -> None:
     modules = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     modules += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert [m for m in modules if m.split(".")[0] == "kebab"] == []
+
+
+def test_front_matter_ends_where_yaml_ends_it_for_every_reader() -> None:
+    """`---` or `...` closes front matter, for the code action (no answer inside it) and Find
+    References on its `title:` line alike."""
+    assert syntax.front_matter_end(["---", "title: A", "...", "text"]) == 2
+    assert syntax.front_matter_end(["---", "title: A", "---"]) == 2
+    assert syntax.front_matter_end(["# A", "---"]) == 0
+    assert syntax.front_matter_end(["---", "title: never closed"]) == 0
+
+
+def test_container_prefix_keeps_every_quote_and_item_a_line_is_in() -> None:
+    assert syntax.container_prefix("> > Q?") == "> > "
+    assert syntax.container_prefix("  > Q?") == "  > "
+    assert syntax.container_prefix("> - [ ] Q?") == ">   "
+    assert syntax.container_prefix("- > Q?") == "  > "
+    assert syntax.container_prefix("10. Q?") == "    "
+    assert syntax.container_prefix("Q?") == ""
+    assert syntax.shared_quote("> >", "> outer") == ">"
+    assert syntax.shared_quote(">", "text") == ""

@@ -31,6 +31,7 @@ from kebab.syntax import (
     VERBATIM_INSIDE,
     WIKILINK_SHOWN,
     fence_open_at,
+    front_matter_end,
 )
 from kebab.units import own_writing
 
@@ -125,10 +126,9 @@ def verbatim_at(lines: list[str], line: int) -> bool:
     Front matter and fences are read line by line; an indented line, one after a tag with no
     blank line between, and a note with a fence in a quote or a list item or a multi-line
     comment are left to the parser (most of a second on a 7,000-line note)."""
-    if lines and lines[0].rstrip() == "---":
-        end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), 0)
-        if line <= end:
-            return True
+    end = front_matter_end(lines)
+    if end and line <= end:
+        return True
     text = lines[line] if 0 <= line < len(lines) else ""
     if fence_open_at(lines, line) or FENCE_LINE.match(text):
         return True

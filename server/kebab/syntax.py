@@ -51,6 +51,14 @@ def fence_after(line: str, fence: str) -> str:
     return opened.group(1) if opened else ""
 
 
+def front_matter_end(lines: list[str]) -> int:
+    """The 0-based line that closes the note's front matter (`---` or `...`, as YAML and the
+    parser close it), 0 when the note has none."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    return next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), 0)
+
+
 def fence_open_at(lines: list[str], line: int) -> str:
     """The fence open when `line` starts (`fence_after` over the lines before it): "" outside
     code."""

@@ -21,7 +21,7 @@ from kebab.lsp.core import KebabServer, follow_request_cancel, target
 from kebab.lsp.folders import Folder
 from kebab.markdown import clean_heading
 from kebab.model import citation_range, to_builtins
-from kebab.syntax import heading_level
+from kebab.syntax import front_matter_end, heading_level
 
 LINKS = "kebab/links"
 
@@ -81,10 +81,7 @@ def _heading_at(lines: list[str], line: int) -> tuple[int, str | None]:
 
 def _in_front_matter_title(lines: list[str], line: int) -> bool:
     """The `title:` line of the note's front matter."""
-    if not lines or lines[0].strip() != "---":
-        return False
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
-    return 0 < line < end and lines[line].startswith("title:")
+    return 0 < line < front_matter_end(lines) and lines[line].startswith("title:")
 
 
 async def link_related(ls: KebabServer, *args: Any) -> Any:
