@@ -283,6 +283,47 @@ def test_an_answer_stays_in_nested_quotes_quotes_in_items_and_takes_lazy_lines_a
     assert checked == 7 and broke == []
 
 
+LISTS_AND_LAZY = [  # what a review found: each its own part of one note
+    "- a\n  - b\n    - Why three deep?\n    - sibling",
+    "- a\n    - Why four-space style?\n    - sibling\n- b",
+    "- Why tabs?\n\t- child\n\t\t- grandchild\n- next",
+    "- parent\n\t- Why tabbed child?\n\t\t- child\n\t\t\t- grandchild\n\t- sibling",
+    "> - Why in a quoted list?\n> more\n> - next",
+    "> 1. Why ordered in a quote?\n> more\n> 2. next",
+    "> > Why inner?\n> more\n> > inner again",
+    "> Why spaced marker?\n > more",
+    "> > Why tight markers?\n>> more",
+    ">\t- Why a tab after the marker?\n>\t- next",
+    "10. first line\n   Why on a wide item's second line?\n11. next",
+    "- item\nWhy on a lazy second line?\n- next",
+    "> text\nWhy on a quote's lazy line?",
+    "- item\n      Why indented six?\n- next",
+    "> Why before a lazy table-like line?\n| a |",
+]
+NO_ACTION = [
+    "Why is this a heading?\n---\n\ntext",
+    "Why is this one too?\n===",
+    "| Q | A |\n|---|---|\n| x | Why a row?\n| y | z |",
+]
+
+
+def test_nested_lists_tabs_and_lazy_lines_keep_their_places_and_headings_and_tables_get_none(
+    tmp_path: Path,
+) -> None:
+    """A list three deep, four-space or tab indented, keeps its siblings and children where
+    they were; a line that went on with the question without all its markers stays in its
+    quote or item; a question on a paragraph's second line is answered in its first line's
+    item or quote; re-answering replaces. A heading's underlined text and a table row offer no
+    action: an answer there would unmake the heading or cut the table."""
+    note = tmp_path / "lists.md"
+    note.write_text("\n\n# part\n\n".join(LISTS_AND_LAZY) + "\n", encoding="utf-8")
+    checked, broke = host_check([note])
+    assert checked == len(LISTS_AND_LAZY) and broke == []
+    none = tmp_path / "none.md"
+    none.write_text("\n\n# part\n\n".join(NO_ACTION) + "\n", encoding="utf-8")
+    assert host_check([none]) == (0, [])
+
+
 @pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/corpora is not beside the checkout")
 def test_an_answer_under_any_question_of_any_corpus_keeps_its_note_whole() -> None:
     checked, broke = host_check(sorted(CORPORA.rglob("*.md")))

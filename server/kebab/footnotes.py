@@ -36,7 +36,7 @@ from kebab.syntax import (
     MARKDOWN_LINK,
     QUOTE_MARKERS,
     SPACE_BEFORE_FOOTNOTE,
-    container_prefix,
+    answer_prefix,
     fence_after,
     outside_code,
 )
@@ -292,12 +292,12 @@ def answer_below(lines: list[str], line: int, quoted: bool = False) -> int | Non
     after it); the first paragraph that is not like that is the note's own writing and ends the
     answer. `quoted`: under a question in a quote or callout, the answer inside it, every line
     quoted, up to the callout's end. Under a list item's question, the answer is written at the
-    item's content indent (`syntax.container_prefix`); one written at the margin before that (by
+    item's content indent (`syntax.answer_prefix`); one written at the margin before that (by
     an earlier kebab) is found too."""
     below = lines[line + 1] if line + 1 < len(lines) else "x"
     if QUOTE_MARKERS.sub("", below).strip():
         return None  # the cheap test first: code actions ask for every line the cursor is on
-    prefix = container_prefix(lines[line])
+    prefix = answer_prefix(lines, line)
     quoted = quoted or ">" in prefix  # `- > Q?`: a quote that is a list item
     if below.strip() and not quoted:
         return None
@@ -315,7 +315,7 @@ def answer_below(lines: list[str], line: int, quoted: bool = False) -> int | Non
 
 
 def _answer_end(lines: list[str], line: int, prefix: str) -> int | None:
-    """`answer_below` for an answer written after `prefix` (`syntax.container_prefix`): the
+    """`answer_below` for an answer written after `prefix` (`syntax.answer_prefix`): the
     lines below that begin with it (or are its blank line), up to a callout's start."""
     blank = prefix.rstrip()
     inside = takewhile(

@@ -105,6 +105,9 @@ HEADING_OPENING = re.compile(r"^#{1,6}\s*")
 on the lines the parser found to be a heading). Unlike `HEADING_MARK`, no space is needed after
 them: a setext heading's text that starts `#hashtag` loses its `#` too."""
 
+SETEXT_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+"""A line of `=` or `-` alone: under a paragraph's line, it makes that line a heading."""
+
 HEADING_CLOSING = re.compile(r"\s+#+\s*$")
 """An ATX heading's optional closing `#` marks (`## Setup ##`)."""
 
@@ -131,15 +134,16 @@ def content_indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" "))]
 
 
-_QUOTE_LEVEL = re.compile(r"^([ \t]*)>[ \t]?")
+_QUOTE_LEVEL = re.compile(r"^( *)> ?")
 
 
 def container_prefix(line: str) -> str:
     """What a line needs at its start to stand in `line`'s innermost block: its quote markers
     (`> > Q?`: `> > `), each list marker as the spaces of its content column (`> - Q?`: `>   `;
-    `  > Q?` in an item: `  > `), an indented line's own indentation. Text written at it after
-    a blank line (`rstrip`ped) stays in every quote and item `line` is in."""
-    prefix, rest = "", line
+    `  > Q?` in an item: `  > `), an indented line's own indentation; tabs read as columns of
+    four (`>\t- Q?`: `>     `). Text written at it after a blank line (`rstrip`ped) stays in
+    every quote and item `line` is in."""
+    prefix, rest = "", line.expandtabs(4)
     while True:
         if quote := _QUOTE_LEVEL.match(rest):
             prefix, rest = prefix + quote.group(1) + "> ", rest[quote.end() :]
@@ -151,30 +155,69 @@ def container_prefix(line: str) -> str:
         return prefix + rest[: len(rest) - len(rest.lstrip(" "))]
 
 
-_BLOCK_START = re.compile(
-    r"^ {0,3}(?:[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|#{1,6}(?:[ \t]|$)|>|`{3}|~{3}|<|\|"
-    r"|[-*_](?:[ \t]*[-*_]){2,}[ \t]*$)"
+# What a line's text (its quote markers and indentation gone) starts that a paragraph cannot
+# take in as a line of its own: a list item, a heading, a fence, a quote, a thematic break, an
+# HTML block's tag, and `===`, which would make the paragraph a heading.
+_OPENS = re.compile(
+    r"^(?:[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|#{1,6}(?:[ \t]|$)|>|`{3}|~{3}|<[A-Za-z/!?]"
+    r"|[-*_](?:[ \t]*[-*_]){2,}[ \t]*$|=+[ \t]*$)"
 )
 
 
+def _depth(line: str) -> int:
+    """How many quotes `line` is written in (its leading `>` markers)."""
+    markers = QUOTE_MARKERS.match(line)
+    return markers.group(0).count(">") if markers else 0
+
+
+def _text(line: str) -> str:
+    """A line without its quote markers and indentation."""
+    return QUOTE_MARKERS.sub("", line).strip()
+
+
+def paragraph_start(lines: list[str], line: int) -> int:
+    """The line the paragraph holding `line` begins on: a question written on a paragraph's
+    later line stands in the quotes and items of its first (`- item` then `Why?` at the margin
+    or indented six: the item's content column either way)."""
+    i = line
+    while i > 0:
+        above, here = lines[i - 1], lines[i]
+        if not _text(above) or _OPENS.match(_text(here)) or _depth(here) > _depth(above):
+            break
+        if HEADING.match(_text(above)) or FENCE_LINE.match(_text(above)):
+            break
+        i -= 1
+    return i
+
+
+def answer_prefix(lines: list[str], line: int) -> str:
+    """Where an answer under `line` is written: `container_prefix` of its paragraph's first line."""
+    return container_prefix(lines[paragraph_start(lines, line)])
+
+
 def lazy_lines(lines: list[str], line: int, prefix: str) -> int:
-    """How many lines after `line` continue its paragraph lazily, without the markers of its
-    quotes and list items (`prefix`): `> Q?` then `more`. The paragraph holds them; after a
-    blank line they would stand outside every quote and item."""
+    """How many lines after `line` continue its paragraph lazily, without all the markers of
+    its quotes and list items (`prefix`): `> Q?` then `more`, `> - Q?` then `> more`. The
+    paragraph holds them; after a blank line they would stand outside its quote or item."""
     count = 0
     for s in lines[line + 1 :]:
-        if not prefix or not s.strip() or s.startswith(prefix) or _BLOCK_START.match(s):
+        text = _text(s)
+        if not prefix or not text or s.expandtabs(4).startswith(prefix) or _OPENS.match(text):
+            break
+        if _depth(s) > prefix.count(">"):  # a deeper quote opens
             break
         count += 1
     return count
 
 
-def shared_quote(a: str, b: str) -> str:
-    """The quote markers two lines begin with alike (`> >` and `> text`: `>`): a blank line of
-    them keeps both lines in the quotes they share and no others."""
-    alike = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
-    common = a[: min(alike, len(b))]
-    return common[: common.rfind(">") + 1]
+def shared_quote(prefix: str, line: str) -> str:
+    """The blank line, written at `prefix`, that keeps `line` in the quotes it shares with the
+    text above (`> > ` and `> text`: `>`; ` > text` too): as many quote levels as both have."""
+    levels = min(prefix.count(">"), _depth(line))
+    at = -1
+    for _ in range(levels):
+        at = prefix.index(">", at + 1)
+    return prefix[: at + 1]
 
 
 TASK_BOX = re.compile(r"^\[[ xX]\]\s+")

@@ -25,7 +25,7 @@ from kebab.syntax import (
     FOOTNOTE_DEFINITION,
     QUOTE_MARKER,
     QUOTE_MARKERS,
-    container_prefix,
+    answer_prefix,
     lazy_lines,
     shared_quote,
 )
@@ -131,25 +131,25 @@ def _answer_edit(
 def replaced_to(lines: list[str], line: int, end: int) -> int:
     """The last line `answer_text` writes anew: `end`, or the lines after it that continue the
     question's paragraph lazily (`syntax.lazy_lines`), written again inside its quote or item."""
-    return end + lazy_lines(lines, end, container_prefix(lines[line]))
+    return end + lazy_lines(lines, end, answer_prefix(lines, line))
 
 
 def answer_text(lines: list[str], line: int, end: int, callout: bool, body: str) -> str:
     """What goes after the end of `line` in place of the rest up to `replaced_to`: a blank line
     and the body, at the question's place in the note's structure (inside every quote, callout
-    and list item it is in: `syntax.container_prefix`), and a blank line before whatever the
+    and list item it is in: `syntax.answer_prefix`), and a blank line before whatever the
     note says next, in the quotes that line shares with the answer; a line that continued the
     question lazily (`> Q?` then `more`) goes on after the answer, in the question's quote.
     (`callout` is the question's own reading of the line; where it goes is read from it.)"""
-    prefix = container_prefix(lines[line])
+    prefix = answer_prefix(lines, line)
     text = "\n" + "\n".join(
         prefix + b if b.strip() else prefix.rstrip() for b in ["", *body.strip("\n").split("\n")]
     )
     moved = lines[end + 1 : replaced_to(lines, line, end) + 1]
     after = moved[0] if moved else lines[end + 1] if end + 1 < len(lines) else ""
     if QUOTE_MARKERS.sub("", after).strip():  # the note's own text next, a paragraph of its own
-        text += "\n" + (prefix.rstrip() if moved else shared_quote(prefix.rstrip(), after))
-    return text + "".join(f"\n{prefix}{s.lstrip()}" for s in moved)
+        text += "\n" + (prefix.rstrip() if moved else shared_quote(prefix, after))
+    return text + "".join(f"\n{prefix}{QUOTE_MARKERS.sub('', s).strip()}" for s in moved)
 
 
 def _definitions_appended(ls: KebabServer, lines: list[str], defs: list[str]) -> types.TextEdit:

@@ -14,10 +14,13 @@ from kebab.markdown import verbatim_at
 from kebab.syntax import (
     FOOTNOTE_DEFINITION,
     HEADING,
+    LIST_LEAD,
     QUESTION_CALLOUT,
     QUESTION_LEAD,
     QUOTE_MARKER,
-    container_prefix,
+    QUOTE_MARKERS,
+    SETEXT_UNDERLINE,
+    answer_prefix,
 )
 
 COMMAND = "kebab.insertAnswer"
@@ -47,9 +50,21 @@ def question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) 
     question = _question_at(lines, (l0, c0), (l1, c1))
     # An answer under a line of front matter or code would become YAML or code: the note's
     # own `summary: Why…?`, a shell prompt's `read -p "Continue?"` ask nothing of the notes.
-    if question is None or verbatim_at(lines, question.line):
+    if (
+        question is None
+        or verbatim_at(lines, question.line)
+        or _holds_answer_badly(lines, question)
+    ):
         return None
     return question
+
+
+def _holds_answer_badly(lines: list[str], q: Question) -> bool:
+    """A table row (`| x | Why?`), or a heading's text underlined on the next line (`Why?`
+    over `---`): an answer under it would cut the table in two or unmake the heading."""
+    here = QUOTE_MARKERS.sub("", lines[q.line]).strip()
+    below = QUOTE_MARKERS.sub("", lines[q.line + 1]) if q.line + 1 < len(lines) else ""
+    return here.startswith("|") or bool(SETEXT_UNDERLINE.match(below) and not LIST_LEAD.match(here))
 
 
 def _question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> Question | None:
@@ -61,7 +76,7 @@ def _question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int])
         selected = "\n".join(lines[l0 : l1 + 1])
         selected = selected[c0 : len(selected) - (len(lines[l1]) - c1)]
         text = " ".join(QUESTION_LEAD.sub("", s).strip() for s in selected.split("\n")).strip()
-        return Question(text, l1, lines[l1], ">" in container_prefix(lines[l1])) if text else None
+        return Question(text, l1, lines[l1], ">" in answer_prefix(lines, l1)) if text else None
     block = callout_block(lines, l0)
     if block is not None:
         first, last = block
@@ -73,7 +88,7 @@ def _question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int])
     line = lines[l0].rstrip()
     if _askable(line) and line.endswith(("?", "？")):
         text = QUESTION_LEAD.sub("", line).strip()
-        quoted = ">" in container_prefix(lines[l0])  # the answer stays inside the quote
+        quoted = ">" in answer_prefix(lines, l0)  # the answer stays inside the quote
         return Question(text, l0, lines[l0], quoted) if text else None
     return None
 

@@ -25,6 +25,7 @@ from kebab.config import Config
 from kebab.model import Hit, Outcome, RefusalReason
 from kebab.text import (
     LATIN_WORD,
+    MOOD_WORDS,
     content_terms,
     is_korean,
     is_name,
@@ -91,11 +92,13 @@ def before_answering(
 
 
 def names_held(question: str, unknown: list[str]) -> list[str]:
-    """The question's names (`is_name`) that are not among its words no note holds."""
+    """The question's names (`is_name`) that some note holds: words the index looked for
+    (`Index.unknown_words` reads the content terms, not "PC", "OK" or "How") and found."""
+    looked_for = set(content_terms(question)) - MOOD_WORDS
     return [
         w
         for w in dict.fromkeys(LATIN_WORD.findall(question))
-        if len(w) >= 2 and w not in unknown and is_name(w, question)
+        if w not in unknown and is_name(w, question) and set(latin_terms(w)) & looked_for
     ]
 
 
