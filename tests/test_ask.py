@@ -148,6 +148,21 @@ async def test_weak_evidence_is_refused_without_calling_the_model(
     assert server.requests == []
 
 
+async def test_a_pasted_log_is_asked_and_a_megabyte_is_a_clear_error_at_once(
+    make_ws: MakeWorkspace,
+) -> None:
+    """A question with a pasted log (18,000 characters) is answered; a megabyte of text is
+    refused at the door, saying why, instead of keeping the server busy for many seconds."""
+    from kebab.errors import InvalidParams
+
+    ws = make_ws()
+    log = "When does the nightly backup run? It printed:\n" + "restic: lock held\n" * 1000
+    answer = await ask(ws, log)
+    assert answer.outcome in ("answered", "closest")
+    with pytest.raises(InvalidParams, match="1,000,000 characters; kebab reads at most 20,000"):
+        await ask(ws, "word " * 200_000)
+
+
 async def test_a_value_no_note_holds_is_the_askers_own_not_a_reason_to_refuse(
     make_ws: MakeWorkspace,
 ) -> None:

@@ -31,13 +31,17 @@ class Turn(msgspec.Struct):
 
 TopK = Annotated[int, msgspec.Meta(ge=1, le=200)]
 Text = Annotated[str, msgspec.Meta(min_length=1)]
+# A question, or a selection asked as one, with a pasted log or stack trace in it: past this,
+# reading it alone takes seconds (a megabyte: eleven on two cores) and no note answers it.
+QUESTION_CHARS = 20_000
+Question = Annotated[str, msgspec.Meta(min_length=1, max_length=QUESTION_CHARS)]
 
 
 class AskRequest(msgspec.Struct, forbid_unknown_fields=False):
     """What `kebab/ask`, `kebab ask` and the MCP `ask_notes` take. Built from user input with
     `checked()`, so a bad value is an error naming its field, whichever door it came through."""
 
-    question: Text
+    question: Question
     k: TopK | None = None
     mode: SearchMode | None = None
     history: list[Turn] = []

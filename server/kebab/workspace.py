@@ -25,6 +25,7 @@ from kebab.index import Index, Progress, answers, files
 from kebab.llm import LanguageModel
 from kebab.llm.choose import make_llm
 from kebab.model import (
+    QUESTION_CHARS,
     Answer,
     Chunk,
     GeneratedNote,
@@ -395,6 +396,11 @@ def preload_embedded_model() -> None:
 def _valid(request: AskRequest) -> AskRequest:
     """The request checked against AskRequest's constraints, at the one door every front end
     uses: `kebab ask -k -3` fails here as `kebab/ask` with k = -3 does."""
+    if len(request.question) > QUESTION_CHARS:
+        raise InvalidParams(
+            f"the question is {len(request.question):,} characters; kebab reads at most "
+            f"{QUESTION_CHARS:,}: ask about a part of it"
+        )
     try:
         checked(request)
     except msgspec.ValidationError as e:
