@@ -154,6 +154,7 @@ async def test_a_pasted_log_is_asked_and_a_megabyte_is_a_clear_error_at_once(
     """A question with a pasted log (18,000 characters) is answered; a megabyte of text is
     refused at the door, saying why, instead of keeping the server busy for many seconds."""
     from kebab.errors import InvalidParams
+    from kebab.model import AskRequest, Turn
 
     ws = make_ws()
     log = "When does the nightly backup run? It printed:\n" + "restic: lock held\n" * 1000
@@ -161,6 +162,10 @@ async def test_a_pasted_log_is_asked_and_a_megabyte_is_a_clear_error_at_once(
     assert answer.outcome in ("answered", "closest")
     with pytest.raises(InvalidParams, match="1,000,000 characters; kebab reads at most 20,000"):
         await ask(ws, "word " * 200_000)
+    with pytest.raises(InvalidParams, match="earlier question is 1,000,000 characters"):
+        await ws.ask(AskRequest(question="and then?", history=[Turn("word " * 200_000, "x")]))
+    with pytest.raises(InvalidParams, match="topic is 1,000,000 characters"):
+        ws.plan_note("word " * 200_000, "new.md")
 
 
 async def test_a_value_no_note_holds_is_the_askers_own_not_a_reason_to_refuse(

@@ -304,6 +304,21 @@ NO_ACTION = [
     "Why is this a heading?\n---\n\ntext",
     "Why is this one too?\n===",
     "| Q | A |\n|---|---|\n| x | Why a row?\n| y | z |",
+    "a | b\n--|--\nx | Why a row without pipes at its ends?\ny | z",
+    "| a | b |\n|---|---|\nWhy a row without pipes?\n| 2 | 3 |",
+    "Why a heading two lines long?\nmore\n---",
+    "- Why a heading in an item?\n  ---",
+    "> Why a heading in a quote?\n> more\n> ---",
+]
+AFTER_OTHER_BLOCKS = [  # a second review: the question's paragraph starts on its own line
+    "Run it like this:\n\n    restic backup /srv\nWhy does the code above fail?",
+    "- Step one:\n\n      make build\n  Why does the step fail?\n- Step two",
+    "---\ntags:\n    - a\n...\nWhy after front matter?",
+    "> ```\n> code\nWhy after quoted code?",
+    "> Why before a rule?\n---",
+    "- Why before a rule after an item?\n---",
+    "- Why with text indented six?\n      more\n- b",
+    "Why with text indented four?\n    see below",
 ]
 
 
@@ -322,6 +337,10 @@ def test_nested_lists_tabs_and_lazy_lines_keep_their_places_and_headings_and_tab
     none = tmp_path / "none.md"
     none.write_text("\n\n# part\n\n".join(NO_ACTION) + "\n", encoding="utf-8")
     assert host_check([none]) == (0, [])
+    for i, part in enumerate(AFTER_OTHER_BLOCKS):  # each alone: front matter opens a note
+        other = tmp_path / f"other{i}.md"
+        other.write_text(part + "\n\nafter\n", encoding="utf-8")
+        assert host_check([other]) == (1, []), part
 
 
 @pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/corpora is not beside the checkout")

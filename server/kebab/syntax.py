@@ -178,16 +178,68 @@ def _text(line: str) -> str:
 def paragraph_start(lines: list[str], line: int) -> int:
     """The line the paragraph holding `line` begins on: a question written on a paragraph's
     later line stands in the quotes and items of its first (`- item` then `Why?` at the margin
-    or indented six: the item's content column either way)."""
-    i = line
-    while i > 0:
+    or indented six: the item's content column either way). Conservative: it stops at a line
+    that is not plain text (code indented four, a table row, HTML, a heading, a fence, front
+    matter) and, where the lines above are quoted deeper, at a fence's code; stopping early
+    only leaves the answer at the question line's own place."""
+    i, top = line, front_matter_end(lines)
+    while i > top:
         above, here = lines[i - 1], lines[i]
-        if not _text(above) or _OPENS.match(_text(here)) or _depth(here) > _depth(above):
+        text = _text(above)
+        # an item's line opens a block unless indented four past the text above (then text)
+        column = len(container_prefix(QUOTE_MARKERS.sub("", above.expandtabs(4))))
+        opens = _OPENS.match(_text(here)) and _indent(here) < column + 4
+        if not text or opens or _depth(here) > _depth(above):
             break
-        if HEADING.match(_text(above)) or FENCE_LINE.match(_text(above)):
+        if (_OPENS.match(text) and not LIST_LEAD.match(text)) or text.startswith(("|", "<")):
+            break
+        if _indent(above) >= 4 and not LIST_LEAD.match(text):  # code, or a deeper item's text
+            break
+        if _depth(here) < _depth(above) and _in_quoted_fence(lines, i - 1):
             break
         i -= 1
     return i
+
+
+def _in_quoted_fence(lines: list[str], line: int) -> bool:
+    """Whether quoted `line` is code: a fence opened inside its quote and not yet closed."""
+    first = line
+    while first > 0 and _depth(lines[first - 1]):
+        first -= 1
+    inside = [QUOTE_MARKERS.sub("", s) for s in lines[first : line + 1]]
+    return bool(fence_open_at(inside, len(inside) - 1) or FENCE_LINE.match(inside[-1]))
+
+
+def _indent(line: str) -> int:
+    """Columns of space before a line's text, past its quote markers."""
+    rest = QUOTE_MARKERS.sub("", line.expandtabs(4))
+    return len(rest) - len(rest.lstrip(" "))
+
+
+_TABLE_DELIMITER = re.compile(r"^\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+
+
+def breaks_under(lines: list[str], line: int) -> bool:
+    """Whether any answer under `line` would change the block it is in: a table's row (the
+    rows below would become a paragraph; GFM reads any line after a table as a row), or a
+    paragraph a setext underline further down makes a heading (`Why?` then `---`)."""
+    prefix = answer_prefix(lines, line)
+    depth, indent = prefix.count(">"), len(prefix) - (prefix.rfind(">") + 2 if ">" in prefix else 0)
+    for i in range(line, -1, -1):  # up the block: a delimiter row makes it a table
+        text = _text(lines[i])
+        if not text or _depth(lines[i]) != depth:
+            break
+        if "|" in text and "-" in text and _TABLE_DELIMITER.match(text):
+            return True
+    for s in lines[line + 1 :]:  # down the paragraph, to what ends it
+        if _depth(s) != depth:
+            return False
+        rest = QUOTE_MARKERS.sub("", s.expandtabs(4)) if depth else s.expandtabs(4)
+        if SETEXT_UNDERLINE.match(rest[indent:]) and not rest[:indent].strip():
+            return True
+        if not _text(s) or _OPENS.match(_text(s)):
+            return False
+    return False
 
 
 def answer_prefix(lines: list[str], line: int) -> str:
@@ -196,15 +248,20 @@ def answer_prefix(lines: list[str], line: int) -> str:
 
 
 def lazy_lines(lines: list[str], line: int, prefix: str) -> int:
-    """How many lines after `line` continue its paragraph lazily, without all the markers of
-    its quotes and list items (`prefix`): `> Q?` then `more`, `> - Q?` then `> more`. The
-    paragraph holds them; after a blank line they would stand outside its quote or item."""
+    """How many lines after `line` continue its paragraph where a blank line would move them:
+    lazily, without all the markers of its quotes and list items (`prefix`): `> Q?` then
+    `more`, `> - Q?` then `> more`; or indented four past it (`Q?` then `    see below`), which
+    after a blank line would be code. The paragraph holds them as text."""
     count = 0
     for s in lines[line + 1 :]:
-        text = _text(s)
-        if not prefix or not text or s.expandtabs(4).startswith(prefix) or _OPENS.match(text):
+        text, wide = _text(s), s.expandtabs(4)
+        if not text:
             break
-        if _depth(s) > prefix.count(">"):  # a deeper quote opens
+        if wide.startswith(prefix):
+            rest = wide[len(prefix) :]
+            if len(rest) - len(rest.lstrip(" ")) < 4:
+                break  # the paragraph's own next line, written in its place
+        elif _OPENS.match(text) or _depth(s) > prefix.count(">"):  # a block, a deeper quote
             break
         count += 1
     return count

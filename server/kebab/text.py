@@ -523,14 +523,21 @@ def is_phrasing(word: str, question: str) -> bool:
         return True
     if _quoted(word, question):
         return True
+    return w in _put_by_place(question)
+
+
+@lru_cache(maxsize=8)
+def _put_by_place(question: str) -> frozenset[str]:
+    """The question's words (lower-cased) that some occurrence puts after a subject or a modal
+    (`I stop`, `to chop`) or before a particle (`kick off`): read once per question, not once
+    per word (a long pasted question asked word by word took seconds)."""
     words = re.findall(r"[\w'’-]+", question.lower())
-    for i, x in enumerate(words):
-        if x == w:
-            before = words[i - 1] if i else ""
-            after = words[i + 1] if i + 1 < len(words) else ""
-            if before in _SUBJECT_OR_MODAL or after in _PARTICLES:
-                return True
-    return False
+    return frozenset(
+        x
+        for i, x in enumerate(words)
+        if (i and words[i - 1] in _SUBJECT_OR_MODAL)
+        or (i + 1 < len(words) and words[i + 1] in _PARTICLES)
+    )
 
 
 # Headings of a note that describes a problem, then what resolves it (문제 → 해결, Problem →

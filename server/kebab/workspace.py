@@ -275,6 +275,7 @@ class Workspace:
         """
         from kebab.rag import generate
 
+        _within("topic", topic)
         return await generate.generate(
             self.index, self.cfg, self.llm, topic, output_path, overwrite
         )
@@ -283,6 +284,7 @@ class Workspace:
         """Retrieval and the prompt `generate_note` would use; no model is called."""
         from kebab.rag import generate
 
+        _within("topic", topic)
         return generate.plan(
             self.index, self.cfg, self.llm, topic, self.note_path(output_path, overwrite=True)
         )
@@ -393,14 +395,22 @@ def preload_embedded_model() -> None:
         pass
 
 
+def _within(what: str, text: str) -> None:
+    """A question (a note's topic, an earlier question) kebab reads in good time, or a clear
+    error: a megabyte took eleven seconds to read on two cores and no note answers it."""
+    if len(text) > QUESTION_CHARS:
+        raise InvalidParams(
+            f"the {what} is {len(text):,} characters; kebab reads at most "
+            f"{QUESTION_CHARS:,}: ask about a part of it"
+        )
+
+
 def _valid(request: AskRequest) -> AskRequest:
     """The request checked against AskRequest's constraints, at the one door every front end
     uses: `kebab ask -k -3` fails here as `kebab/ask` with k = -3 does."""
-    if len(request.question) > QUESTION_CHARS:
-        raise InvalidParams(
-            f"the question is {len(request.question):,} characters; kebab reads at most "
-            f"{QUESTION_CHARS:,}: ask about a part of it"
-        )
+    _within("question", request.question)
+    for turn in request.history:  # a follow-up's search reads the questions before it
+        _within("earlier question", turn.question)
     try:
         checked(request)
     except msgspec.ValidationError as e:

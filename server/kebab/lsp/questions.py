@@ -14,13 +14,11 @@ from kebab.markdown import verbatim_at
 from kebab.syntax import (
     FOOTNOTE_DEFINITION,
     HEADING,
-    LIST_LEAD,
     QUESTION_CALLOUT,
     QUESTION_LEAD,
     QUOTE_MARKER,
-    QUOTE_MARKERS,
-    SETEXT_UNDERLINE,
     answer_prefix,
+    breaks_under,
 )
 
 COMMAND = "kebab.insertAnswer"
@@ -50,21 +48,9 @@ def question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) 
     question = _question_at(lines, (l0, c0), (l1, c1))
     # An answer under a line of front matter or code would become YAML or code: the note's
     # own `summary: Why…?`, a shell prompt's `read -p "Continue?"` ask nothing of the notes.
-    if (
-        question is None
-        or verbatim_at(lines, question.line)
-        or _holds_answer_badly(lines, question)
-    ):
+    if question is None or verbatim_at(lines, question.line) or breaks_under(lines, question.line):
         return None
     return question
-
-
-def _holds_answer_badly(lines: list[str], q: Question) -> bool:
-    """A table row (`| x | Why?`), or a heading's text underlined on the next line (`Why?`
-    over `---`): an answer under it would cut the table in two or unmake the heading."""
-    here = QUOTE_MARKERS.sub("", lines[q.line]).strip()
-    below = QUOTE_MARKERS.sub("", lines[q.line + 1]) if q.line + 1 < len(lines) else ""
-    return here.startswith("|") or bool(SETEXT_UNDERLINE.match(below) and not LIST_LEAD.match(here))
 
 
 def _question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> Question | None:
