@@ -65,9 +65,9 @@ def before_answering(
 ) -> tuple[Outcome, RefusalReason] | None:
     """What retrieval alone settles, before any answerer runs: `not_answered` when the notes
     have nothing (no passage, a name no note holds and no other name the question gives,
-    evidence weak in meaning and wording at once); `closest` when an everyday word of the question is in no note and the best match in
-    meaning is weak (for a model backend: the quoting answerer weighs it itself, `DOUBT`);
-    None when the answerer should look."""
+    evidence weak in meaning and wording at once); `closest` when an everyday word of the
+    question is in no note and the best match in meaning is weak (for a model backend: the
+    quoting answerer weighs it itself, `DOUBT`); None when the answerer should look."""
     if not hits:
         return "not_answered", "score_gate" if held else "no_chunks"
     min_cos, unknown_cos = gate_cosines(cfg, embedder_id)
