@@ -135,6 +135,20 @@ def test_ask_queries_file_echoes_the_callers_ids_and_names_the_stored_answer(vau
     assert "02:30" in rows[0]["answer"] and "8443" in rows[1]["answer"]
 
 
+def test_a_question_too_long_in_a_queries_file_is_named_by_its_id(vault, tmp_path):
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(
+        '{"id": "q-backup", "question": "When does the nightly backup run?"}\n'
+        + json.dumps({"id": "q-log", "question": "Why? " + "x" * 30_000})
+        + "\n",
+        encoding="utf-8",
+    )
+    run = kebab("ask", "--queries", queries, "--root", vault, "--index-dir", tmp_path / "idx")
+    assert run.returncode != 0
+    assert [json.loads(line)["id"] for line in run.stdout.splitlines()] == ["q-backup"]
+    assert "question q-log: the question is 30,005 characters" in run.stderr, run.stderr
+
+
 def _one_line_error(run: subprocess.CompletedProcess[str]) -> str:
     assert run.returncode != 0
     assert run.stdout == ""

@@ -163,7 +163,17 @@ async def test_bad_arguments_are_one_sentence_naming_the_argument_and_what_it_ma
             {"query": "x", "limit": 3},
             "search_notes takes query, k, mode, path_glob, tag, where; limit is not one of them.",
         ),
-        ("ask_notes", {}, "ask_notes needs question (the question): non-empty text."),
+        (
+            "ask_notes",
+            {},
+            "ask_notes needs question (the question): non-empty text of at most 20,000 characters.",
+        ),
+        (
+            "ask_notes",
+            {"question": "word " * 5000},
+            'question must be non-empty text of at most 20,000 characters; got "word word word'
+            " word word word word wor….",
+        ),
         (
             "read_passage",
             {"path": "ops/backup.md", "start_line": 0},

@@ -16,7 +16,11 @@ __all__ = ["agent"]  # the stdio session fixture, shared with test_mcp.py
     ("tool", "name", "said"),
     [
         ("search_notes", "query", "query must be non-empty text; got {}."),
-        ("ask_notes", "question", "question must be non-empty text; got {}."),
+        (
+            "ask_notes",
+            "question",
+            "question must be non-empty text of at most 20,000 characters; got {}.",
+        ),
         ("read_passage", "path", "path must be non-empty text; got {}."),
     ],
 )

@@ -23,7 +23,7 @@ from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from kebab.errors import KebabError
-from kebab.model import Answer, AskRequest, to_builtins
+from kebab.model import QUESTION_CHARS, Answer, AskRequest, to_builtins
 from kebab.paths import NOTE_SUFFIXES, resolve_inside
 from kebab.workspace import Workspace
 
@@ -122,7 +122,9 @@ def _allowed(prop: dict[str, Any]) -> str:
             return f"a whole number from {low} to {high}"
         return f"a whole number of at least {low}" if low is not None else "a whole number"
     if prop.get("type") == "string":
-        return "non-empty text" if prop.get("minLength") else "text"
+        text = "non-empty text" if prop.get("minLength") else "text"
+        longest = prop.get("maxLength")
+        return f"{text} of at most {longest:,} characters" if longest else text
     return str(prop.get("type", "a value"))
 
 
@@ -173,7 +175,13 @@ def build(ws: Workspace) -> MCPServer[Any]:
     @server.tool(annotations=read_only)
     async def ask_notes(
         question: Annotated[
-            str, Field(min_length=1, pattern=NOT_BLANK, description="the question")
+            str,
+            Field(
+                min_length=1,
+                max_length=QUESTION_CHARS,
+                pattern=NOT_BLANK,
+                description="the question",
+            ),
         ],
         conversation: Annotated[
             str | None, Field(description="a previous answer's conversation, to follow up")

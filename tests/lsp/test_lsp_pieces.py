@@ -153,6 +153,14 @@ def test_questions_are_lines_ending_in_a_question_mark_callouts_or_selections(
         assert found.line == line
 
 
+def test_a_selection_too_long_to_ask_offers_no_answer() -> None:
+    """A whole long note selected (past the 20,000 characters a question may hold) is no
+    question: the action is not offered, rather than failing once the answer has begun."""
+    lines = ["Why does the backup fail? " * 40] * 30
+    assert question_at(lines, (0, 0), (29, len(lines[29]))) is None
+    assert question_at(lines[:3], (0, 0), (2, len(lines[2]))) is not None
+
+
 NOTE_LINES = [
     "# 주간 점검",  # 0
     "",  # 1

@@ -17,7 +17,7 @@ from kebab.cli.shared import (
     read_queries,
     refresh,
 )
-from kebab.errors import KebabError
+from kebab.errors import InvalidParams, KebabError
 from kebab.model import Answer, AskRequest, Conflict, to_builtins
 from kebab.workspace import Workspace
 
@@ -96,7 +96,10 @@ def _request(args: argparse.Namespace, question: str, **more: Any) -> AskRequest
 
 async def _batch(ws: Workspace, args: argparse.Namespace) -> int:
     for qid, question in read_queries(args.queries):
-        answer = await ws.ask(_request(args, question))
+        try:
+            answer = await ws.ask(_request(args, question))
+        except InvalidParams as e:  # which question of the file, not only what is wrong
+            raise KebabError(f"{args.queries}: question {qid}: {e}") from None
         line = to_builtins(answer)
         assert isinstance(line, dict)
         print(json.dumps({"id": qid, **line}, ensure_ascii=False), flush=True)

@@ -11,6 +11,7 @@ from lsprotocol import types
 
 from kebab import footnotes
 from kebab.markdown import verbatim_at
+from kebab.model import QUESTION_CHARS
 from kebab.syntax import (
     FOOTNOTE_DEFINITION,
     HEADING,
@@ -62,7 +63,9 @@ def _question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int])
         selected = "\n".join(lines[l0 : l1 + 1])
         selected = selected[c0 : len(selected) - (len(lines[l1]) - c1)]
         text = " ".join(QUESTION_LEAD.sub("", s).strip() for s in selected.split("\n")).strip()
-        return Question(text, l1, lines[l1], ">" in answer_prefix(lines, l1)) if text else None
+        if not text or len(text) > QUESTION_CHARS:  # a whole note selected is no question
+            return None
+        return Question(text, l1, lines[l1], ">" in answer_prefix(lines, l1))
     block = callout_block(lines, l0)
     if block is not None:
         first, last = block
