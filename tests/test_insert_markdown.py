@@ -343,6 +343,28 @@ def test_nested_lists_tabs_and_lazy_lines_keep_their_places_and_headings_and_tab
         assert host_check([other]) == (1, []), part
 
 
+def _answered(lines: list[str], line: int) -> list[str]:
+    """The note once Insert has answered the question at `line` (again, if it was before)."""
+    from kebab.lsp.insert import answer_text, replaced_to
+    from kebab.lsp.questions import question_at
+
+    q = question_at(lines, (line, 0), (line, 0))
+    assert q is not None
+    end = footnotes.answer_below(lines, q.line, q.callout)
+    end = q.line if end is None else end
+    text = answer_text(lines, q.line, end, q.callout, ANSWER)
+    rest = lines[replaced_to(lines, q.line, end) + 1 :]
+    return [*lines[: q.line + 1], *text.split("\n")[1:], *rest]
+
+
+def test_a_question_callout_with_a_lazy_line_is_answered_again_in_place() -> None:
+    """The lazy line moves into the callout after the first answer; asking again replaces
+    that answer instead of taking it for part of the question and stacking a second."""
+    once = _answered(["> [!question]", "> Why is it?", "lazy", "", "after"], 1)
+    assert once[-5:] == ["> [^kb-1]", ">", "> lazy", "", "after"]
+    assert _answered(once, 1) == once
+
+
 @pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/corpora is not beside the checkout")
 def test_an_answer_under_any_question_of_any_corpus_keeps_its_note_whole() -> None:
     checked, broke = host_check(sorted(CORPORA.rglob("*.md")))

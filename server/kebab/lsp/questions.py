@@ -99,9 +99,10 @@ def _askable(line: str) -> bool:
 
 def _before_answer(lines: list[str], first: int, last: int) -> int:
     """The callout's last line before the answer kebab wrote inside it (the question ends
-    there and a new answer replaces that one), else its last line."""
+    there and a new answer replaces that one; the callout's own lines after the answer, such
+    as a line that went on with the question, stay), else its last line."""
     for line in range(first, last):
-        if footnotes.answer_below(lines, line, quoted=True) == last:
+        if footnotes.answer_below(lines, line, quoted=True) is not None:
             return line
     return last
 
