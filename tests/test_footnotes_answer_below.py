@@ -64,8 +64,8 @@ def test_in_a_callout_the_answer_is_the_rest_of_the_callout() -> None:
         "> [!question] When?\n>\n> At 02:30.[^kb-1]\n>\n> Kept 7 days.[^kb-1]\n"
         "> [!question] Another?\n\nAfter."
     )
-    assert answer_below(note, 0, quoted=True) == 4
-    assert answer_below(note, 5, quoted=True) is None
+    assert answer_below(note, 0) == 4
+    assert answer_below(note, 5) is None
 
 
 def test_under_a_list_items_question_the_answer_is_the_items_indented_content() -> None:
@@ -84,12 +84,12 @@ def test_under_a_list_items_question_the_answer_is_the_items_indented_content() 
 
 def test_under_a_quoted_question_the_answer_is_inside_the_quote_or_where_kebab_wrote_it() -> None:
     inside = lines("> - When?\n>\n>   At 02:30.[^kb-1]\n>\n> - a sibling")
-    assert answer_below(inside, 0, quoted=True) == 2
+    assert answer_below(inside, 0) == 2
     margin = lines("> When?\n\nAt 02:30.[^kb-1]\n\nMine.")  # an earlier kebab's, at the margin
-    assert answer_below(margin, 0, quoted=True) == 2
+    assert answer_below(margin, 0) == 2
     # the person's own line in the quote first: theirs, and nothing below is taken for kebab's
     mine = lines("> When?\n>\n> My own thoughts.\n>\n> At 02:30.[^kb-1]")
-    assert answer_below(mine, 0, quoted=True) is None
+    assert answer_below(mine, 0) is None
 
 
 def test_definitions_only_the_answer_cites_are_unused_once_it_goes() -> None:

@@ -164,11 +164,11 @@ def _paragraph_of(text: str, line: int) -> frozenset[str]:
     )
 
 
-def answered_under(lines: list[str], line: int, callout: bool) -> tuple[str, range]:
+def answered_under(lines: list[str], line: int) -> tuple[str, range]:
     """The note with ANSWER inserted under `line` as Insert writes it, and the answer's lines."""
     from kebab.lsp.insert import answer_text, replaced_to
 
-    added = answer_text(lines, line, line, callout, ANSWER)
+    added = answer_text(lines, line, line, ANSWER)
     rest = lines[replaced_to(lines, line, line) + 1 :]
     new = "\n".join(lines[: line + 1]) + added + "\n" + "\n".join(rest)
     last = max(i for i, s in enumerate(added.split("\n")) if "[^kb-1]" in s)  # its last line
@@ -189,10 +189,10 @@ def host_check(notes: list[Path]) -> tuple[int, list[tuple[str, int]]]:
             if q is None:
                 continue
             checked += 1
-            new, answer = answered_under(lines, q.line, q.callout)
+            new, answer = answered_under(lines, q.line)
             asked = _paragraph_of(text, q.line)
             if structure(new, answer, asked) != structure(text, range(0), asked) or (
-                footnotes.answer_below(new.split("\n"), q.line, q.callout) != answer[-1]
+                footnotes.answer_below(new.split("\n"), q.line) != answer[-1]
             ):
                 broke.append((str(note), q.line + 1))
     return checked, broke
@@ -350,9 +350,9 @@ def _answered(lines: list[str], line: int) -> list[str]:
 
     q = question_at(lines, (line, 0), (line, 0))
     assert q is not None
-    end = footnotes.answer_below(lines, q.line, q.callout)
+    end = footnotes.answer_below(lines, q.line)
     end = q.line if end is None else end
-    text = answer_text(lines, q.line, end, q.callout, ANSWER)
+    text = answer_text(lines, q.line, end, ANSWER)
     rest = lines[replaced_to(lines, q.line, end) + 1 :]
     return [*lines[: q.line + 1], *text.split("\n")[1:], *rest]
 

@@ -39,6 +39,7 @@ from kebab.syntax import (
     answer_prefix,
     fence_after,
     outside_code,
+    quote_part,
 )
 
 # The model's citation marker: only `[#n]` counts (`[1]` and `vec![1]` are prose or code).
@@ -285,26 +286,26 @@ def label_at(line: str, character: int) -> str | None:
 
 
 # kebab's answer already in a note ----------------------------------------------------------------
-def answer_below(lines: list[str], line: int, quoted: bool = False) -> int | None:
+def answer_below(lines: list[str], line: int) -> int | None:
     """The last line of the answer kebab inserted under `line`, None when there is none. Insert
     writes a blank line, then paragraphs whose every source is a kebab footnote and that end
     citing one (`…02:30.[^kb-1]`; a code block's marker is on the line leading into it, or just
     after it); the first paragraph that is not like that is the note's own writing and ends the
-    answer. `quoted`: under a question in a quote or callout, the answer inside it, every line
-    quoted, up to the callout's end. Under a list item's question, the answer is written at the
-    item's content indent (`syntax.answer_prefix`); one written at the margin before that (by
-    an earlier kebab) is found too."""
+    answer. Under a question in a quote or callout, the answer is inside it, every line quoted,
+    up to the callout's end; under a list item's question, at the item's content indent: where
+    `syntax.answer_prefix` says. One an earlier kebab wrote one quote in, or at the margin (once
+    the quote has ended), is found too."""
     below = lines[line + 1] if line + 1 < len(lines) else "x"
     if QUOTE_MARKERS.sub("", below).strip():
         return None  # the cheap test first: code actions ask for every line the cursor is on
     prefix = answer_prefix(lines, line)
-    quoted = quoted or ">" in prefix  # `- > Q?`: a quote that is a list item
+    quoted = ">" in prefix  # in a quote or callout (`- > Q?` too: a quote that is a list item)
     if below.strip() and not quoted:
         return None
     tries = [prefix]
     if quoted:  # inside the quotes, or where an earlier kebab wrote: one quote in, or at the
         # margin once the quote has ended
-        tries += [prefix[: prefix.rfind(">") + 1] + " ", "> "] + ([""] if not below.strip() else [])
+        tries += [quote_part(prefix), "> "] + ([""] if not below.strip() else [])
     else:
         tries.append("")
     for at in dict.fromkeys(tries):

@@ -170,7 +170,7 @@ def _depth(line: str) -> int:
     return markers.group(0).count(">") if markers else 0
 
 
-def _text(line: str) -> str:
+def bare_text(line: str) -> str:
     """A line without its quote markers and indentation."""
     return QUOTE_MARKERS.sub("", line).strip()
 
@@ -185,10 +185,10 @@ def paragraph_start(lines: list[str], line: int) -> int:
     i, top = line, front_matter_end(lines)
     while i > top:
         above, here = lines[i - 1], lines[i]
-        text = _text(above)
+        text = bare_text(above)
         # an item's line opens a block unless indented four past the text above (then text)
         column = len(container_prefix(QUOTE_MARKERS.sub("", above.expandtabs(4))))
-        opens = _OPENS.match(_text(here)) and _indent(here) < column + 4
+        opens = _OPENS.match(bare_text(here)) and _indent(here) < column + 4
         if not text or opens or _depth(here) > _depth(above):
             break
         if (_OPENS.match(text) and not LIST_LEAD.match(text)) or text.startswith(("|", "<")):
@@ -224,9 +224,9 @@ def breaks_under(lines: list[str], line: int) -> bool:
     rows below would become a paragraph; GFM reads any line after a table as a row), or a
     paragraph a setext underline further down makes a heading (`Why?` then `---`)."""
     prefix = answer_prefix(lines, line)
-    depth, indent = prefix.count(">"), len(prefix) - (prefix.rfind(">") + 2 if ">" in prefix else 0)
+    depth, indent = prefix.count(">"), len(prefix) - len(quote_part(prefix))
     for i in range(line, -1, -1):  # up the block: a delimiter row makes it a table
-        text = _text(lines[i])
+        text = bare_text(lines[i])
         if not text or _depth(lines[i]) != depth:
             break
         if "|" in text and "-" in text and _TABLE_DELIMITER.match(text):
@@ -237,9 +237,15 @@ def breaks_under(lines: list[str], line: int) -> bool:
         rest = QUOTE_MARKERS.sub("", s.expandtabs(4)) if depth else s.expandtabs(4)
         if SETEXT_UNDERLINE.match(rest[indent:]) and not rest[:indent].strip():
             return True
-        if not _text(s) or _OPENS.match(_text(s)):
+        if not bare_text(s) or _OPENS.match(bare_text(s)):
             return False
     return False
+
+
+def quote_part(prefix: str) -> str:
+    """A `container_prefix`'s quote markers without the list indentation after them (`>   `:
+    `> `); "" outside quotes."""
+    return prefix[: prefix.rfind(">") + 1] + " " if ">" in prefix else ""
 
 
 def answer_prefix(lines: list[str], line: int) -> str:
@@ -254,7 +260,7 @@ def lazy_lines(lines: list[str], line: int, prefix: str) -> int:
     after a blank line would be code. The paragraph holds them as text."""
     count = 0
     for s in lines[line + 1 :]:
-        text, wide = _text(s), s.expandtabs(4)
+        text, wide = bare_text(s), s.expandtabs(4)
         if not text:
             break
         if wide.startswith(prefix):

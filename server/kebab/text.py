@@ -289,6 +289,12 @@ def content_terms(question: str) -> list[str]:
     return [t for t in query_terms(question)[0] if len(t) >= 3 and not t.isdigit()]
 
 
+def judged_terms(question: str) -> list[str]:
+    """The content terms whose absence from every note says something: not how the asker
+    feels or phrases it ("weird", "annoying"). What `Index.unknown_words` looks for."""
+    return [t for t in content_terms(question) if t not in MOOD_WORDS]
+
+
 def query_words(question: str) -> list[frozenset[str]]:
     """The question's content words, each as the set of terms it is indexed as (one stemmed
     Latin term, or a Korean word's bigrams): the unit of `coverage`."""

@@ -46,12 +46,11 @@ from kebab.model import (
 from kebab.text import (
     CAMEL_HUMP,
     LATIN_WORD,
-    MOOD_WORDS,
     cjk_terms,
     cjk_weights,
-    content_terms,
     is_korean,
     is_name,
+    judged_terms,
     korean_query_words,
     latin_terms,
     translated_terms,
@@ -288,9 +287,7 @@ class Index:
         the thing (`백업` asked of notes that say "backup"). Words found only in the passages
         whose chunk ids are in `besides` (those holding the question itself) count as unknown
         too."""
-        # Not a number (a value the asker brings), nor a word that says how the asker feels or
-        # phrases it ("weird", "annoying").
-        asked_terms = [t for t in content_terms(question) if t not in MOOD_WORDS]
+        asked_terms = judged_terms(question)
         missing = set(self.lexical.unknown_terms(asked_terms, []))
         missing -= self._camel_prefixes_held(question, missing)
         # ...and not words the notes hold in Korean ("stew" asked of a note on `김치찌개`)

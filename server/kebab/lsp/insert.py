@@ -23,9 +23,9 @@ from kebab.lsp.questions import COMMAND, TITLE, Question, question_at
 from kebab.model import Answer, AskRequest, to_builtins
 from kebab.syntax import (
     FOOTNOTE_DEFINITION,
-    QUOTE_MARKER,
     QUOTE_MARKERS,
     answer_prefix,
+    bare_text,
     lazy_lines,
     shared_quote,
 )
@@ -51,15 +51,12 @@ async def insert_answer(ls: KebabServer, *args: Any) -> Any:
             stored = await asyncio.to_thread(ws.stored_answer, answer_id)
         if stored is None or not stored.grounded:
             raise JsonRpcInvalidParams(f"{COMMAND}: no grounded answer with id {answer_id}")
-        callout = bool(QUOTE_MARKER.match(snap.lines[line]))
-        held = Question(stored.question, line, snap.lines[line], callout)
+        held = Question(stored.question, line, snap.lines[line])
         style = folder.cfg.footnote_labels if folder.cfg else "kb"
         return _result(await _apply(ls, uri, path, held, stored, style), stored)
     question = question_at(snap.lines, (line, 0), (line, 0))
     if asked:
-        question = Question(
-            asked, line, snap.lines[line], question is not None and question.callout
-        )
+        question = Question(asked, line, snap.lines[line])
     if question is None:
         raise JsonRpcInvalidParams(
             f"{COMMAND}: line {line + 1} of {uri} is not a question "
@@ -87,7 +84,6 @@ def answer_edits(
     ls: KebabServer,
     snap: textmod.Snapshot,
     line: int,
-    callout: bool,
     answer: Answer,
     note_path: str | None,
     style: str,
@@ -96,13 +92,13 @@ def answer_edits(
     kebab wrote under `line` before is replaced, with the definitions only it cited (the new
     ones go where those were), so answering a line again never stacks a second answer."""
     lines = snap.lines
-    end = footnotes.answer_below(lines, line, callout)
+    end = footnotes.answer_below(lines, line)
     gone = footnotes.unused_definitions(lines, line + 1, end) if end is not None else []
     gone = [i for i in gone if i != line]  # answered under a definition (Insert at cursor)
     dropped = set(gone) | set(range(line + 1, (end if end is not None else line) + 1))
     rest = "\n".join(s for i, s in enumerate(lines) if i not in dropped)  # labels are free again
     body, defs = _rendered(answer, rest, note_path, style)
-    edits = [_answer_edit(ls, lines, line, line if end is None else end, callout, body)]
+    edits = [_answer_edit(ls, lines, line, line if end is None else end, body)]
     if gone:
         return edits + _definitions_replaced(ls, lines, gone, defs)
     return edits + ([_definitions_appended(ls, lines, defs)] if defs else [])
@@ -119,10 +115,10 @@ def _rendered(
 
 
 def _answer_edit(
-    ls: KebabServer, lines: list[str], line: int, end: int, callout: bool, body: str
+    ls: KebabServer, lines: list[str], line: int, end: int, body: str
 ) -> types.TextEdit:
     """The body after `line`, in place of lines `line`+1..`end` (an earlier answer) if any."""
-    text = answer_text(lines, line, end, callout, body)
+    text = answer_text(lines, line, end, body)
     stop = replaced_to(lines, line, end)
     start, stop_at = textmod.end_of_line(ls, lines, line), textmod.end_of_line(ls, lines, stop)
     return types.TextEdit(range=types.Range(start=start, end=stop_at), new_text=text)
@@ -134,22 +130,21 @@ def replaced_to(lines: list[str], line: int, end: int) -> int:
     return end + lazy_lines(lines, end, answer_prefix(lines, line))
 
 
-def answer_text(lines: list[str], line: int, end: int, callout: bool, body: str) -> str:
+def answer_text(lines: list[str], line: int, end: int, body: str) -> str:
     """What goes after the end of `line` in place of the rest up to `replaced_to`: a blank line
     and the body, at the question's place in the note's structure (inside every quote, callout
     and list item it is in: `syntax.answer_prefix`), and a blank line before whatever the
     note says next, in the quotes that line shares with the answer; a line that continued the
-    question lazily (`> Q?` then `more`) goes on after the answer, in the question's quote.
-    (`callout` is the question's own reading of the line; where it goes is read from it.)"""
+    question lazily (`> Q?` then `more`) goes on after the answer, in the question's quote."""
     prefix = answer_prefix(lines, line)
     text = "\n" + "\n".join(
         prefix + b if b.strip() else prefix.rstrip() for b in ["", *body.strip("\n").split("\n")]
     )
-    moved = lines[end + 1 : replaced_to(lines, line, end) + 1]
+    moved = lines[end + 1 : end + 1 + lazy_lines(lines, end, prefix)]
     after = moved[0] if moved else lines[end + 1] if end + 1 < len(lines) else ""
     if QUOTE_MARKERS.sub("", after).strip():  # the note's own text next, a paragraph of its own
         text += "\n" + (prefix.rstrip() if moved else shared_quote(prefix, after))
-    return text + "".join(f"\n{prefix}{QUOTE_MARKERS.sub('', s).strip()}" for s in moved)
+    return text + "".join(f"\n{prefix}{bare_text(s)}" for s in moved)
 
 
 def _definitions_appended(ls: KebabServer, lines: list[str], defs: list[str]) -> types.TextEdit:
@@ -213,10 +208,8 @@ async def _apply(
                 "was being written; nothing was inserted (the answer is in the response)",
             )
             return None
-        replacing = footnotes.answer_below(snap.lines, line, question.callout) is not None
-        edit = textmod.workspace_edit(
-            ls, snap, answer_edits(ls, snap, line, question.callout, answer, path, style)
-        )
+        replacing = footnotes.answer_below(snap.lines, line) is not None
+        edit = textmod.workspace_edit(ls, snap, answer_edits(ls, snap, line, answer, path, style))
         try:
             result = await ls.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(edit=edit, label=TITLE)

@@ -18,7 +18,6 @@ from kebab.syntax import (
     QUESTION_CALLOUT,
     QUESTION_LEAD,
     QUOTE_MARKER,
-    answer_prefix,
     breaks_under,
 )
 
@@ -34,7 +33,6 @@ class Question:
     text: str  # the question as asked
     line: int  # 0-based line the answer goes under
     line_text: str  # that line's text, to find it again when the note changed
-    callout: bool  # in a quote or a `> [!question]` callout: the answer goes inside it too
 
 
 def question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> Question | None:
@@ -65,7 +63,7 @@ def _question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int])
         text = " ".join(QUESTION_LEAD.sub("", s).strip() for s in selected.split("\n")).strip()
         if not text or len(text) > QUESTION_CHARS:  # a whole note selected is no question
             return None
-        return Question(text, l1, lines[l1], ">" in answer_prefix(lines, l1))
+        return Question(text, l1, lines[l1])
     block = callout_block(lines, l0)
     if block is not None:
         first, last = block
@@ -73,12 +71,11 @@ def _question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int])
         head = QUESTION_CALLOUT.match(lines[first])
         body = [QUOTE_MARKER.sub("", s).strip() for s in lines[first + 1 : last + 1]]
         text = (head.group("rest").strip() if head else "") or " ".join(b for b in body if b)
-        return Question(text, last, lines[last], True) if text else None
+        return Question(text, last, lines[last]) if text else None
     line = lines[l0].rstrip()
     if _askable(line) and line.endswith(("?", "？")):
         text = QUESTION_LEAD.sub("", line).strip()
-        quoted = ">" in answer_prefix(lines, l0)  # the answer stays inside the quote
-        return Question(text, l0, lines[l0], quoted) if text else None
+        return Question(text, l0, lines[l0]) if text else None
     return None
 
 
@@ -102,7 +99,7 @@ def _before_answer(lines: list[str], first: int, last: int) -> int:
     there and a new answer replaces that one; the callout's own lines after the answer, such
     as a line that went on with the question, stay), else its last line."""
     for line in range(first, last):
-        if footnotes.answer_below(lines, line, quoted=True) is not None:
+        if footnotes.answer_below(lines, line) is not None:
             return line
     return last
 

@@ -25,12 +25,12 @@ from kebab.config import Config
 from kebab.model import Hit, Outcome, RefusalReason
 from kebab.text import (
     LATIN_WORD,
-    MOOD_WORDS,
     content_terms,
     is_korean,
     is_name,
     is_phrasing,
     is_phrasing_form,
+    judged_terms,
     latin_terms,
 )
 
@@ -94,7 +94,7 @@ def before_answering(
 def names_held(question: str, unknown: list[str]) -> list[str]:
     """The question's names (`is_name`) that some note holds: words the index looked for
     (`Index.unknown_words` reads the content terms, not "PC", "OK" or "How") and found."""
-    looked_for = set(content_terms(question)) - MOOD_WORDS
+    looked_for = set(judged_terms(question))
     return [
         w
         for w in dict.fromkeys(LATIN_WORD.findall(question))
