@@ -166,6 +166,8 @@ async def test_a_pasted_log_is_asked_and_a_megabyte_is_a_clear_error_at_once(
         await ws.ask(AskRequest(question="and then?", history=[Turn("word " * 200_000, "x")]))
     with pytest.raises(InvalidParams, match="topic is 1,000,000 characters"):
         ws.plan_note("word " * 200_000, "new.md")
+    with pytest.raises(InvalidParams, match=r"query is 1,000,000 characters.*search for a part"):
+        ws.search("word " * 200_000)
 
 
 async def test_a_value_no_note_holds_is_the_askers_own_not_a_reason_to_refuse(

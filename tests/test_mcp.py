@@ -146,7 +146,11 @@ async def test_bad_arguments_are_one_sentence_naming_the_argument_and_what_it_ma
     agent: ClientSession,
 ) -> None:
     for tool, arguments, said in [
-        ("search_notes", {"query": ""}, 'query must be non-empty text; got "".'),
+        (
+            "search_notes",
+            {"query": ""},
+            'query must be non-empty text of at most 20,000 characters; got "".',
+        ),
         ("search_notes", {"query": "x", "k": -3}, "k must be a whole number from 1 to 50; got -3."),
         (
             "search_notes",
@@ -162,6 +166,12 @@ async def test_bad_arguments_are_one_sentence_naming_the_argument_and_what_it_ma
             "search_notes",
             {"query": "x", "limit": 3},
             "search_notes takes query, k, mode, path_glob, tag, where; limit is not one of them.",
+        ),
+        (
+            "search_notes",
+            {"query": "word " * 5000},
+            'query must be non-empty text of at most 20,000 characters; got "word word word'
+            " word word word word wor….",
         ),
         (
             "ask_notes",

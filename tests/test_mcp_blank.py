@@ -15,7 +15,11 @@ __all__ = ["agent"]  # the stdio session fixture, shared with test_mcp.py
 @pytest.mark.parametrize(
     ("tool", "name", "said"),
     [
-        ("search_notes", "query", "query must be non-empty text; got {}."),
+        (
+            "search_notes",
+            "query",
+            "query must be non-empty text of at most 20,000 characters; got {}.",
+        ),
         (
             "ask_notes",
             "question",

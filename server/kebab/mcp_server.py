@@ -151,7 +151,12 @@ def build(ws: Workspace) -> MCPServer[Any]:
     async def search_notes(
         query: Annotated[
             str,
-            Field(min_length=1, pattern=NOT_BLANK, description="what to look for, in any words"),
+            Field(
+                min_length=1,
+                max_length=QUESTION_CHARS,
+                pattern=NOT_BLANK,
+                description="what to look for, in any words",
+            ),
         ],
         k: Annotated[int, Field(ge=1, le=50, description="how many passages")] = 8,
         mode: Literal["hybrid", "lexical", "vector"] = "hybrid",

@@ -187,6 +187,7 @@ class Workspace:
         """The best passages for `query`, limited to the notes that pass the filter given and
         the one written at the start of the query (`#ops path:infra/ restore`)."""
         s = self.cfg.search
+        _within("query", query)
         if k is not None and not 1 <= k <= 200:
             raise InvalidParams(f"invalid search request: k must be 1..200, got {k}")
         written, query = written_scope(self.index, query)
@@ -396,12 +397,14 @@ def preload_embedded_model() -> None:
 
 
 def _within(what: str, text: str) -> None:
-    """A question (a note's topic, an earlier question) kebab reads in good time, or a clear
-    error: a megabyte took eleven seconds to read on two cores and no note answers it."""
+    """A question (a search query, a note's topic, an earlier question) kebab reads in good
+    time, or a clear error: a megabyte took eleven seconds to read on two cores (a search for
+    one, three) and no note answers it."""
     if len(text) > QUESTION_CHARS:
+        verb = "search for" if what == "query" else "ask about"
         raise InvalidParams(
             f"the {what} is {len(text):,} characters; kebab reads at most "
-            f"{QUESTION_CHARS:,}: ask about a part of it"
+            f"{QUESTION_CHARS:,}: {verb} a part of it"
         )
 
 
