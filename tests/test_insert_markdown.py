@@ -166,7 +166,7 @@ def _paragraph_of(text: str, line: int) -> frozenset[str]:
 
 def answered_under(lines: list[str], line: int) -> tuple[str, range]:
     """The note with ANSWER inserted under `line` as Insert writes it, and the answer's lines."""
-    from kebab.lsp.insert import answer_text, replaced_to
+    from kebab.placement import answer_text, replaced_to
 
     added = answer_text(lines, line, line, ANSWER)
     rest = lines[replaced_to(lines, line, line) + 1 :]
@@ -310,6 +310,24 @@ NO_ACTION = [
     "- Why a heading in an item?\n  ---",
     "> Why a heading in a quote?\n> more\n> ---",
 ]
+# Lines that went on with the question's paragraph but, written apart after the answer, would
+# open a block (a list, code, a heading, HTML, a table), and lines whose place the line rules
+# misread (`14.` cannot start a list inside a paragraph): the parser's check says no.
+READ_OTHERWISE_APART = [
+    "> Why with a list indented four?\n    - foo",
+    "> Why with a list indented a tab?\n\t- foo",
+    "> - Why in an item?\n    - foo",
+    "> Why with a numbered line?\n    2. foo",
+    "> Why with a hash?\n    # not a heading",
+    "> Why with a fence?\n    ```",
+    "> Why with a tag?\n<foo-bar>",
+    "> Why with an image?\n<img src=x.png>",
+    "> Why with a table?\n| a | b |\n|---|---|\n| 1 | 2 |",
+    "- Why with a table in an item?\n| a | b |\n|---|---|\n- b",
+    "- item text\n<b>Why</b> after a tag?\n- b",
+    "The number is\n14. Why is this no list?",
+    "- a\n    b\n        Why so deep?\n- c",
+]
 AFTER_OTHER_BLOCKS = [  # a second review: the question's paragraph starts on its own line
     "Run it like this:\n\n    restic backup /srv\nWhy does the code above fail?",
     "- Step one:\n\n      make build\n  Why does the step fail?\n- Step two",
@@ -329,7 +347,8 @@ def test_nested_lists_tabs_and_lazy_lines_keep_their_places_and_headings_and_tab
     they were; a line that went on with the question without all its markers stays in its
     quote or item; a question on a paragraph's second line is answered in its first line's
     item or quote; re-answering replaces. A heading's underlined text and a table row offer no
-    action: an answer there would unmake the heading or cut the table."""
+    action: an answer there would unmake the heading or cut the table; nor does a question
+    whose lazy lines would open a block once written apart after the answer."""
     note = tmp_path / "lists.md"
     note.write_text("\n\n# part\n\n".join(LISTS_AND_LAZY) + "\n", encoding="utf-8")
     checked, broke = host_check([note])
@@ -337,6 +356,9 @@ def test_nested_lists_tabs_and_lazy_lines_keep_their_places_and_headings_and_tab
     none = tmp_path / "none.md"
     none.write_text("\n\n# part\n\n".join(NO_ACTION) + "\n", encoding="utf-8")
     assert host_check([none]) == (0, [])
+    apart = tmp_path / "apart.md"
+    apart.write_text("\n\n# part\n\n".join(READ_OTHERWISE_APART) + "\n\nafter\n", "utf-8")
+    assert host_check([apart]) == (0, [])
     for i, part in enumerate(AFTER_OTHER_BLOCKS):  # each alone: front matter opens a note
         other = tmp_path / f"other{i}.md"
         other.write_text(part + "\n\nafter\n", encoding="utf-8")
@@ -345,8 +367,8 @@ def test_nested_lists_tabs_and_lazy_lines_keep_their_places_and_headings_and_tab
 
 def _answered(lines: list[str], line: int) -> list[str]:
     """The note once Insert has answered the question at `line` (again, if it was before)."""
-    from kebab.lsp.insert import answer_text, replaced_to
     from kebab.lsp.questions import question_at
+    from kebab.placement import answer_text, replaced_to
 
     q = question_at(lines, (line, 0), (line, 0))
     assert q is not None

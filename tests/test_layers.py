@@ -9,7 +9,7 @@ from pathlib import Path
 SERVER = Path(__file__).resolve().parent.parent / "server" / "kebab"
 
 BASE = {"model", "errors", "paths", "text", "lexicon", "loanwords", "links", "tokens", "units", "markdown",
-        "footnotes", "config", "excerpts", "filters", "syntax"}  # fmt: skip
+        "footnotes", "config", "excerpts", "filters", "syntax", "placement"}  # fmt: skip
 # layer of each top-level module or package; a module may import its own layer or lower ones
 LAYER = {
     **dict.fromkeys(BASE, 0),

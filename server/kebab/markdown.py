@@ -37,6 +37,7 @@ from kebab.units import own_writing
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 
 @functools.cache
@@ -120,6 +121,12 @@ def parse(path: str, text: str, target_tokens: int = 320, max_tokens: int = 640)
 _VERBATIM = frozenset({"front_matter", "fence", "code_block", "html_block"})
 
 
+def block_tokens(text: str) -> list[Token]:
+    """The parser's tokens for `text` (front matter, blocks, inline runs), each with the lines it
+    spans (`map`) where it is a block."""
+    return _parser().parse(normalise_newlines(text))
+
+
 def verbatim_at(lines: list[str], line: int) -> bool:
     """Whether 0-based `line` is inside front matter, a fenced or indented code block or an
     HTML block, at any depth (a fence in a list item too): no answer may be inserted there.
@@ -139,7 +146,7 @@ def verbatim_at(lines: list[str], line: int) -> bool:
     nested = any(VERBATIM_INSIDE.match(s) for s in lines[: line + 1])
     if not html and not nested and not text.startswith(("    ", "\t")):
         return False
-    tokens = _parser().parse(normalise_newlines("\n".join(lines)))
+    tokens = block_tokens("\n".join(lines))
     return any(
         t.type in _VERBATIM and t.map is not None and t.map[0] <= line < t.map[1] for t in tokens
     )

@@ -105,9 +105,6 @@ HEADING_OPENING = re.compile(r"^#{1,6}\s*")
 on the lines the parser found to be a heading). Unlike `HEADING_MARK`, no space is needed after
 them: a setext heading's text that starts `#hashtag` loses its `#` too."""
 
-SETEXT_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
-"""A line of `=` or `-` alone: under a paragraph's line, it makes that line a heading."""
-
 HEADING_CLOSING = re.compile(r"\s+#+\s*$")
 """An ATX heading's optional closing `#` marks (`## Setup ##`)."""
 
@@ -216,32 +213,6 @@ def _indent(line: str) -> int:
     return len(rest) - len(rest.lstrip(" "))
 
 
-_TABLE_DELIMITER = re.compile(r"^\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
-
-
-def breaks_under(lines: list[str], line: int) -> bool:
-    """Whether any answer under `line` would change the block it is in: a table's row (the
-    rows below would become a paragraph; GFM reads any line after a table as a row), or a
-    paragraph a setext underline further down makes a heading (`Why?` then `---`)."""
-    prefix = answer_prefix(lines, line)
-    depth, indent = prefix.count(">"), len(prefix) - len(quote_part(prefix))
-    for i in range(line, -1, -1):  # up the block: a delimiter row makes it a table
-        text = bare_text(lines[i])
-        if not text or _depth(lines[i]) != depth:
-            break
-        if "|" in text and "-" in text and _TABLE_DELIMITER.match(text):
-            return True
-    for s in lines[line + 1 :]:  # down the paragraph, to what ends it
-        if _depth(s) != depth:
-            return False
-        rest = QUOTE_MARKERS.sub("", s.expandtabs(4)) if depth else s.expandtabs(4)
-        if SETEXT_UNDERLINE.match(rest[indent:]) and not rest[:indent].strip():
-            return True
-        if not bare_text(s) or _OPENS.match(bare_text(s)):
-            return False
-    return False
-
-
 def quote_part(prefix: str) -> str:
     """A `container_prefix`'s quote markers without the list indentation after them (`>   `:
     `> `); "" outside quotes."""
@@ -281,6 +252,12 @@ def shared_quote(prefix: str, line: str) -> str:
     for _ in range(levels):
         at = prefix.index(">", at + 1)
     return prefix[: at + 1]
+
+
+FRESH_BLOCK = re.compile(r"^(?![-*_](?:[ \t]*[-*_]){2,}[ \t]*$)(?:#{1,6}(?:[ \t]|$)|[-*+] +\S)")
+"""A line at the margin that starts a block whatever the line before it was: an ATX heading, or
+a bullet list item with text (such an item interrupts a paragraph and ends a quote); not a
+thematic break, and not an ordered item (`14.` starts a list inside a paragraph only as `1.`)."""
 
 
 TASK_BOX = re.compile(r"^\[[ xX]\]\s+")

@@ -180,6 +180,25 @@ async def test_a_stored_answer_is_inserted_as_given_and_rendered_for_the_note(
     vscode.close(uri)
 
 
+async def test_a_stored_answer_is_not_inserted_where_it_would_cut_a_table(
+    vscode: KebabClient,
+) -> None:
+    """Insert at cursor takes any line: under a table's row the rows below would turn to text,
+    so nothing is written and the editor is told why; the answer stays in the response."""
+    asked = await vscode.request("kebab/ask", {"question": QUESTION})
+    note = "# Hosts\n\n| host | job |\n|---|---|\n| nas01 | backup |\n| web1 | nginx |\n"
+    uri = vscode.open(vscode.root / "ops" / "hosts-table.md", note)
+    said = len(vscode.messages)
+    result = await vscode.command("kebab.insertAnswer", uri, 4, None, asked["answer_id"])
+    assert not result["applied"] and result["answer"]["answer"] == asked["answer"]
+    assert vscode.text(uri) == note
+    await until(
+        lambda: any("would change the blocks" in m.message for m in vscode.messages[said:]),
+        "a message saying why nothing was inserted",
+    )
+    vscode.close(uri)
+
+
 async def test_generate_note_writes_a_footnoted_note_and_never_overwrites_silently(
     vscode: KebabClient,
 ) -> None:

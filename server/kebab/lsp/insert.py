@@ -21,17 +21,15 @@ from kebab.lsp import text as textmod
 from kebab.lsp.core import KebabServer, follow_request_cancel, target
 from kebab.lsp.questions import COMMAND, TITLE, Question, question_at
 from kebab.model import Answer, AskRequest, to_builtins
-from kebab.syntax import (
-    FOOTNOTE_DEFINITION,
-    QUOTE_MARKERS,
-    answer_prefix,
-    bare_text,
-    lazy_lines,
-    shared_quote,
-)
+from kebab.placement import answer_text, keeps_structure, replaced_to
+from kebab.syntax import FOOTNOTE_DEFINITION
 
 _ATTEMPTS = 3
 _REPLACED = "kebab: replaced the earlier answer under line {line}"
+_WOULD_BREAK = (
+    "kebab: an answer under line {line} would change the blocks around it (a table, a list, "
+    "code, a heading's underline); nothing was inserted (the answer is in the response)"
+)
 
 Done = Literal["inserted", "replaced"]  # what an applied edit did to the note
 
@@ -87,10 +85,12 @@ def answer_edits(
     answer: Answer,
     note_path: str | None,
     style: str,
-) -> list[types.TextEdit]:
+) -> list[types.TextEdit] | None:
     """The answer under `line`, and its footnote definitions at the end of the note. An answer
     kebab wrote under `line` before is replaced, with the definitions only it cited (the new
-    ones go where those were), so answering a line again never stacks a second answer."""
+    ones go where those were), so answering a line again never stacks a second answer. None
+    when the answer would change another block of the note (`placement.keeps_structure`): the
+    line is in a table or code, or a line after it would read differently once apart."""
     lines = snap.lines
     end = footnotes.answer_below(lines, line)
     gone = footnotes.unused_definitions(lines, line + 1, end) if end is not None else []
@@ -98,6 +98,8 @@ def answer_edits(
     dropped = set(gone) | set(range(line + 1, (end if end is not None else line) + 1))
     rest = "\n".join(s for i, s in enumerate(lines) if i not in dropped)  # labels are free again
     body, defs = _rendered(answer, rest, note_path, style)
+    if not keeps_structure(lines, line, body):
+        return None
     edits = [_answer_edit(ls, lines, line, line if end is None else end, body)]
     if gone:
         return edits + _definitions_replaced(ls, lines, gone, defs)
@@ -122,29 +124,6 @@ def _answer_edit(
     stop = replaced_to(lines, line, end)
     start, stop_at = textmod.end_of_line(ls, lines, line), textmod.end_of_line(ls, lines, stop)
     return types.TextEdit(range=types.Range(start=start, end=stop_at), new_text=text)
-
-
-def replaced_to(lines: list[str], line: int, end: int) -> int:
-    """The last line `answer_text` writes anew: `end`, or the lines after it that continue the
-    question's paragraph lazily (`syntax.lazy_lines`), written again inside its quote or item."""
-    return end + lazy_lines(lines, end, answer_prefix(lines, line))
-
-
-def answer_text(lines: list[str], line: int, end: int, body: str) -> str:
-    """What goes after the end of `line` in place of the rest up to `replaced_to`: a blank line
-    and the body, at the question's place in the note's structure (inside every quote, callout
-    and list item it is in: `syntax.answer_prefix`), and a blank line before whatever the
-    note says next, in the quotes that line shares with the answer; a line that continued the
-    question lazily (`> Q?` then `more`) goes on after the answer, in the question's quote."""
-    prefix = answer_prefix(lines, line)
-    text = "\n" + "\n".join(
-        prefix + b if b.strip() else prefix.rstrip() for b in ["", *body.strip("\n").split("\n")]
-    )
-    moved = lines[end + 1 : end + 1 + lazy_lines(lines, end, prefix)]
-    after = moved[0] if moved else lines[end + 1] if end + 1 < len(lines) else ""
-    if QUOTE_MARKERS.sub("", after).strip():  # the note's own text next, a paragraph of its own
-        text += "\n" + (prefix.rstrip() if moved else shared_quote(prefix, after))
-    return text + "".join(f"\n{prefix}{bare_text(s)}" for s in moved)
 
 
 def _definitions_appended(ls: KebabServer, lines: list[str], defs: list[str]) -> types.TextEdit:
@@ -209,7 +188,11 @@ async def _apply(
             )
             return None
         replacing = footnotes.answer_below(snap.lines, line) is not None
-        edit = textmod.workspace_edit(ls, snap, answer_edits(ls, snap, line, answer, path, style))
+        edits = answer_edits(ls, snap, line, answer, path, style)
+        if edits is None:
+            _tell(ls, types.MessageType.Warning, _WOULD_BREAK.format(line=line + 1))
+            return None
+        edit = textmod.workspace_edit(ls, snap, edits)
         try:
             result = await ls.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(edit=edit, label=TITLE)

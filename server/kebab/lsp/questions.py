@@ -12,13 +12,13 @@ from lsprotocol import types
 from kebab import footnotes
 from kebab.markdown import verbatim_at
 from kebab.model import QUESTION_CHARS
+from kebab.placement import keeps_structure
 from kebab.syntax import (
     FOOTNOTE_DEFINITION,
     HEADING,
     QUESTION_CALLOUT,
     QUESTION_LEAD,
     QUOTE_MARKER,
-    breaks_under,
 )
 
 COMMAND = "kebab.insertAnswer"
@@ -47,7 +47,12 @@ def question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) 
     question = _question_at(lines, (l0, c0), (l1, c1))
     # An answer under a line of front matter or code would become YAML or code: the note's
     # own `summary: Why…?`, a shell prompt's `read -p "Continue?"` ask nothing of the notes.
-    if question is None or verbatim_at(lines, question.line) or breaks_under(lines, question.line):
+    if question is None or verbatim_at(lines, question.line):
+        return None
+    # An answer under it would change another block of the note: a table's row (the rows
+    # below would become text), text over a heading's underline, a line that went on with the
+    # question and would open a list once written after the answer (`placement`).
+    if not keeps_structure(lines, question.line):
         return None
     return question
 
