@@ -33,6 +33,15 @@ RESYNC_AFTER_S = 10.0  # a tool call starts a freshness check when the last one 
 # by meaning, and is refused with the sentence an empty one gets (the schema says so too).
 NOT_BLANK = r"\S"
 
+
+def _text(description: str) -> Any:
+    """A query's or a question's schema: text besides spaces, as long as kebab reads
+    (`model.QUESTION_CHARS`): past it, reading took seconds and no note matches."""
+    return Field(
+        min_length=1, max_length=QUESTION_CHARS, pattern=NOT_BLANK, description=description
+    )
+
+
 INSTRUCTIONS = (
     "Tools over the user's Markdown notes. search_notes finds passages; ask_notes answers a "
     "question from them with citations (path, heading path, line span, passage text) or says "
@@ -149,15 +158,7 @@ def build(ws: Workspace) -> MCPServer[Any]:
 
     @server.tool(annotations=read_only)
     async def search_notes(
-        query: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=QUESTION_CHARS,
-                pattern=NOT_BLANK,
-                description="what to look for, in any words",
-            ),
-        ],
+        query: Annotated[str, _text("what to look for, in any words")],
         k: Annotated[int, Field(ge=1, le=50, description="how many passages")] = 8,
         mode: Literal["hybrid", "lexical", "vector"] = "hybrid",
         path_glob: Annotated[
@@ -179,15 +180,7 @@ def build(ws: Workspace) -> MCPServer[Any]:
 
     @server.tool(annotations=read_only)
     async def ask_notes(
-        question: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=QUESTION_CHARS,
-                pattern=NOT_BLANK,
-                description="the question",
-            ),
-        ],
+        question: Annotated[str, _text("the question")],
         conversation: Annotated[
             str | None, Field(description="a previous answer's conversation, to follow up")
         ] = None,

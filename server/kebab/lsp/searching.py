@@ -8,7 +8,7 @@ import asyncio
 
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
-from kebab.errors import KebabError, NothingMatches
+from kebab.errors import InvalidParams, KebabError, NothingMatches
 from kebab.lsp.folders import Folder
 from kebab.model import Hit, SearchMode
 
@@ -39,6 +39,8 @@ async def search_folders(
             except NothingMatches as e:  # another folder may hold such notes
                 unmatched.append(e)
                 continue
+            except InvalidParams as e:  # the request's doing (a query past the size limit)
+                raise JsonRpcInvalidParams(str(e)) from None
             except KebabError as e:
                 raise JsonRpcInternalError(str(e)) from None
         found += [(rank, folder, h) for rank, h in enumerate(hits)]
