@@ -166,10 +166,10 @@ def _paragraph_of(text: str, line: int) -> frozenset[str]:
 
 def answered_under(lines: list[str], line: int) -> tuple[str, range]:
     """The note with ANSWER inserted under `line` as Insert writes it, and the answer's lines."""
-    from kebab.placement import answer_text, replaced_to
+    from kebab.placement import answer_text
 
-    added = answer_text(lines, line, line, ANSWER)
-    rest = lines[replaced_to(lines, line, line) + 1 :]
+    added, stop = answer_text(lines, line, line, ANSWER)
+    rest = lines[stop + 1 :]
     new = "\n".join(lines[: line + 1]) + added + "\n" + "\n".join(rest)
     last = max(i for i, s in enumerate(added.split("\n")) if "[^kb-1]" in s)  # its last line
     return new, range(line + 1, line + last + 1)
@@ -365,17 +365,59 @@ def test_nested_lists_tabs_and_lazy_lines_keep_their_places_and_headings_and_tab
         assert host_check([other]) == (1, []), part
 
 
+# A third review: where the line rules misread a note and only the parse tells.
+UNSAFE_BY_THE_PARSE = [
+    "> Why does the build fail?\n<https://ci.example.com/run/42>\n\nafter",  # would leave the quote
+    "> Why does it fail?\n<b>CI</b> says timeout.\n\nafter",
+    "- Why is it slow?\n<https://example.com/issue/1>\n\nafter",
+    "Why does restic skip files?\n[docs]: https://restic.readthedocs.io\n\nSee [docs].",  # a link
+    "<?php\n\n// Why does this print twice?\necho $x;\n?>\n\nText.",  # inside HTML
+    "```pip install kebab``` installs it.\n\n```\nimport os\n\n# Why is this needed?\n```\n",
+    "\n".join(  # a row past the parse's reach under the header: the rows below would be text
+        ["| host | note", "|---|---", *[f"| h{i} | ok" for i in range(560)], "| h | down?", "| z |"]
+    ),
+]
+SAFE_BY_THE_PARSE = [
+    "## How do I install it?\n    pip install kebab\n\nafter",  # the code stays code
+    "> ## How do I install it?\n>     pip install kebab\n\nafter",
+    "Why does it fail?\n>\n\nafter",  # a bare quote line after it
+    "> [!question] Why does it fail?\n>\n\nafter",  # a callout closed by a bare `>`
+    "# Log\n\nMonday was fine.\n\n---\nTuesday: why did the job fail?\n\n---\nWednesday.",
+    "<pre>\n- x\n</pre>\nWhy is it?\n\nafter",
+]
+
+
+def test_where_the_line_rules_misread_a_note_the_parse_decides(tmp_path: Path) -> None:
+    """A line that went on with the question but would leave its quote or become a link
+    definition once apart, a question inside raw HTML or after a code span that looks like a
+    fence, a row deep in a long table: no action. A heading over indented code, a bare `>` after
+    the question, `---` rules around it, `<pre>` above it: answered, the note otherwise kept, and
+    answered again in place."""
+    for i, part in enumerate(UNSAFE_BY_THE_PARSE):
+        note = tmp_path / f"unsafe{i}.md"
+        note.write_text(part + "\n", encoding="utf-8")
+        assert host_check([note]) == (0, []), part
+    for i, part in enumerate(SAFE_BY_THE_PARSE):
+        note = tmp_path / f"safe{i}.md"
+        note.write_text(part + "\n", encoding="utf-8")
+        assert host_check([note]) == (1, []), part
+        lines = part.split("\n")
+        at = next(j for j, s in enumerate(lines) if s.rstrip().endswith("?"))
+        once = _answered(lines, at)
+        assert _answered(once, at) == once, part
+
+
 def _answered(lines: list[str], line: int) -> list[str]:
     """The note once Insert has answered the question at `line` (again, if it was before)."""
     from kebab.lsp.questions import question_at
-    from kebab.placement import answer_text, replaced_to
+    from kebab.placement import answer_text
 
     q = question_at(lines, (line, 0), (line, 0))
     assert q is not None
     end = footnotes.answer_below(lines, q.line)
     end = q.line if end is None else end
-    text = answer_text(lines, q.line, end, ANSWER)
-    rest = lines[replaced_to(lines, q.line, end) + 1 :]
+    text, stop = answer_text(lines, q.line, end, ANSWER)
+    rest = lines[stop + 1 :]
     return [*lines[: q.line + 1], *text.split("\n")[1:], *rest]
 
 

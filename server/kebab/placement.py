@@ -12,13 +12,16 @@ the quotes and items the answer stands in, stay exactly as they were.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from kebab.footnotes import answer_below
 from kebab.markdown import block_tokens
 from kebab.syntax import (
+    CODE_SPAN,
     FRESH_BLOCK,
     QUOTE_MARKERS,
+    VERBATIM_INSIDE,
+    WIKILINK,
     answer_prefix,
     bare_text,
     fence_after,
@@ -26,62 +29,105 @@ from kebab.syntax import (
     shared_quote,
 )
 
-if TYPE_CHECKING:
-    from markdown_it.token import Token
-
 # What `keeps_structure` writes when the answer is not known yet (the code action is offered
 # before anything is asked): a cited sentence and a fenced block, the two shapes every answer
 # kebab writes has.
 STAND_IN = "The answer.[^kb-0]\n\n```\ncode\n```"
 
-_CONTAINERS = {"blockquote_open": "blockquote_close", "list_item_open": "list_item_close"}
-_LEAVES = frozenset({"fence", "code_block", "html_block", "hr"})
 
-
-def replaced_to(lines: list[str], line: int, end: int) -> int:
-    """The last line `answer_text` writes anew: `end`, or the lines after it that continue the
-    question's paragraph lazily (`syntax.lazy_lines`), written again inside its quote or item."""
-    return end + lazy_lines(lines, end, answer_prefix(lines, line))
-
-
-def answer_text(lines: list[str], line: int, end: int, body: str) -> str:
-    """What goes after the end of `line` in place of the rest up to `replaced_to`: a blank line
-    and the body, at the question's place in the note's structure (inside every quote, callout
-    and list item it is in: `syntax.answer_prefix`), and a blank line before whatever the
-    note says next, in the quotes that line shares with the answer; a line that continued the
-    question lazily (`> Q?` then `more`) goes on after the answer, in the question's quote."""
+def answer_text(lines: list[str], line: int, end: int, body: str) -> tuple[str, int]:
+    """What goes after the end of `line`, and the last line it replaces (`end`, an earlier
+    answer's, or past it the lines that continued the question lazily): a blank line and the
+    body, at the question's place in the note's structure (inside every quote, callout and list
+    item it is in: `syntax.answer_prefix`), and a blank line before whatever the note says
+    next, in the quotes that line shares with the answer; a line that continued the question
+    lazily (`> Q?` then `more`) goes on after the answer, in the question's quote or item."""
     prefix = answer_prefix(lines, line)
     text = "\n" + "\n".join(
         prefix + b if b.strip() else prefix.rstrip() for b in ["", *body.strip("\n").split("\n")]
     )
     moved = lines[end + 1 : end + 1 + lazy_lines(lines, end, prefix)]
     after = moved[0] if moved else lines[end + 1] if end + 1 < len(lines) else ""
-    if QUOTE_MARKERS.sub("", after).strip():  # the note's own text next, a paragraph of its own
+    # the note's own text next, a paragraph of its own; or a quote's empty line where the answer
+    # is not that deep in quotes (it would end the answer with no blank line between)
+    if QUOTE_MARKERS.sub("", after).strip() or after.count(">") > prefix.count(">"):
         text += "\n" + (prefix.rstrip() if moved else shared_quote(prefix, after))
-    return text + "".join(f"\n{prefix}{bare_text(s)}" for s in moved)
+    return text + "".join(f"\n{prefix}{bare_text(s)}" for s in moved), end + len(moved)
 
 
 def keeps_structure(lines: list[str], line: int, body: str = STAND_IN) -> bool:
     """Whether the answer `body`, written under `line` (in place of the answer kebab wrote there
-    before, if any), leaves every other block of the note as it was and stands where the question
-    does: in the same quotes and list items, as the block the body starts with. Only the
-    lines around the question are parsed (`_section`)."""
+    before, if any), leaves every other line of the note in the blocks it was in (the same
+    quotes, lists, items, tables, code, HTML; text stays text) and stands where the question
+    does: in its quotes and list items, as the block the body starts with. Only the lines
+    around the question are parsed (`_section`), for their blocks alone (no inline parse)."""
     end = answer_below(lines, line)
     end = line if end is None else end
-    stop = replaced_to(lines, line, end)
-    text = answer_text(lines, line, end, body)
+    text, stop = answer_text(lines, line, end, body)
     new = lines[:line] + (lines[line] + text).split("\n") + lines[stop + 1 :]
+    grown, moved_to = len(new) - len(lines), line + text.count("\n") - (stop - end) + 1
+
+    def moved(i: int) -> int | None:
+        """Where old line `i` is in the new note (None: the earlier answer, replaced)."""
+        if i <= line:
+            return i
+        if i <= end:
+            return None
+        return moved_to + (i - end - 1) if i <= stop else i + grown
+
     first, last = _section(lines, line, stop)
-    before = _parsed(lines, first, last)
-    after = _parsed(new, first, last + len(new) - len(lines))
-    # the body's lines: the lazy lines written again after it must come out as text
-    written = range(line + 1, line + 1 + text.count("\n") - (stop - end))
-    if _blocks(lines, before, range(line + 1, stop + 1)) != _blocks(new, after, written):
+    before = _in_blocks(lines, first, last, moved)
+    after = _in_blocks(new, first, last + grown, lambda i: i)
+    for i, held in before.items():  # every line a block of its own holds: text, code, HTML
+        j = moved(i)
+        if j is not None and held[-1][0] not in _HOLDERS and after.get(j) != held:
+            return False
+    start = next(i for i in range(line + 1, moved_to) if bare_text(new[i]))  # the body's first
+    if start not in after or line not in before:  # no block there: a link definition
         return False
-    start = next(i for i in written if bare_text(new[i]))  # the body's first line
     alone = body.strip("\n").split("\n")
-    return _stands_at(before, line)[0] == _stands_at(after, start)[0] and (
-        _stands_at(after, start)[1] == _stands_at(_parsed(alone, 0, len(alone)), 0)[1]
+    stands, kind = _split(after[start])
+    return (
+        stands == _split(before[line])[0]
+        and kind == _split(_in_blocks(alone, 0, len(alone), lambda i: i)[0])[1]
+    )
+
+
+# A line's place (`_in_blocks`): the blocks around it, outermost first, as (kind, first line);
+# the paragraph's first line is not compared (an answer under a paragraph's line starts a new
+# one after it, in the same quotes and items).
+Place = tuple[tuple[str, int | None], ...]
+_HOLDERS = frozenset({"blockquote_open", "bullet_list_open", "ordered_list_open", "list_item_open"})
+
+
+def _in_blocks(
+    lines: list[str], first: int, last: int, moved: Callable[[int], int | None]
+) -> dict[int, Place]:
+    """Each line of `first`..`last` - 1 that a block holds, by line: its place, the first lines
+    of its blocks told in the new note's numbers (`moved`). A line only a quote, list or item
+    holds (blank, or a bare `>`) ends with that holder."""
+    held: dict[int, Place] = {}
+    around: list[tuple[str, int | None]] = []
+    for t in block_tokens("\n".join(lines[first:last])):
+        if t.nesting == -1:
+            around.pop()
+            continue
+        at = None if t.map is None or t.type == "paragraph_open" else moved(t.map[0] + first)
+        if t.nesting == 1:
+            around.append((t.type, at))
+            if t.map:  # its lines, until a block inside says more (a callout's bare `>` line)
+                held.update(dict.fromkeys(range(t.map[0] + first, t.map[1] + first), (*around,)))
+        elif t.map:  # inline text, code, HTML, a rule: what the line is
+            for i in range(t.map[0] + first, t.map[1] + first):
+                held[i] = (*around, (t.type, None))
+    return held
+
+
+def _split(place: Place) -> tuple[Place, tuple[str, ...]]:
+    """A place's quotes, lists and items, and the kinds of the blocks inside them."""
+    return (
+        tuple(b for b in place if b[0] in _HOLDERS),
+        tuple(kind for kind, _ in place if kind not in _HOLDERS),
     )
 
 
@@ -91,14 +137,19 @@ def _section(lines: list[str], first: int, last: int) -> tuple[int, int]:
     (`syntax.FRESH_BLOCK`: a heading or a bullet item at the margin, or a line at the margin
     after a blank line, outside fenced code) to the second such line after `last`, so that a
     block the answer would change below it is seen; at most `REACH` lines either way (from a
-    line outside fenced code), since a 7,000-line note takes most of a second to parse whole.
-    Cut inside a long paragraph, quote or item, the lines parse the same before and after."""
+    line outside fenced code and tables), since a 7,000-line note takes most of a second to
+    parse whole. Cut inside a long paragraph, quote or item, the lines parse the same before and
+    after. Above an HTML comment, `<pre>` or a fence in a quote or item (`VERBATIM_INSIDE`,
+    which can hold such lines), from the note's first line."""
+    if any(VERBATIM_INSIDE.match(s) for s in lines[:first]):
+        return 0, len(lines)
     start, end, seen, fence = 0, len(lines), 0, ""
     for i, s in enumerate(lines):
         fresh = not fence and (
             (s[:1].strip() and i > 0 and not lines[i - 1].strip()) or FRESH_BLOCK.match(s)
         )
-        if (fresh or (not fence and start < first - REACH)) and i <= first:
+        far = not fence and start < first - REACH and not _may_be_row(s, lines[i - 1] if i else "")
+        if (fresh or far) and i <= first:
             start = i
         elif fresh and i > last:
             seen += 1
@@ -109,43 +160,13 @@ def _section(lines: list[str], first: int, last: int) -> tuple[int, int]:
     return start, min(end, last + REACH)
 
 
+def _may_be_row(line: str, above: str) -> bool:
+    """Whether `line` may be a table's row (a window must not start under a table's header): it
+    has a `|` outside code spans and wikilinks (`[[note|alias]]`) and follows a line that is not
+    blank."""
+    return bool(above.strip()) and "|" in WIKILINK.sub("", CODE_SPAN.sub("", line))
+
+
 # How far the parse reaches from the question and its answer, at most (`_section`): a
-# 10,000-line paragraph took 0.6 s each time the cursor moved in it, 500 lines take 40 ms.
+# 10,000-line paragraph took 0.6 s each time the cursor moved in it.
 REACH = 500
-
-
-def _parsed(lines: list[str], first: int, last: int) -> list[Token]:
-    """Lines `first`..`last` - 1 parsed, each token's map moved to the note's line numbers."""
-    tokens = block_tokens("\n".join(lines[first:last]))
-    for t in tokens:
-        if t.map:
-            t.map = [t.map[0] + first, t.map[1] + first]
-    return tokens
-
-
-def _blocks(lines: list[str], tokens: list[Token], skip: range) -> list[tuple[str, int, str]]:
-    """Every block but paragraphs and those starting on a `skip` line: its kind, its depth and
-    its first line's text (a paragraph cut in two by an answer under its line is still text)."""
-    return [
-        (t.type, t.level, bare_text(lines[t.map[0]]))
-        for t in tokens
-        if t.map
-        and t.map[0] not in skip
-        and t.type != "paragraph_open"
-        and (t.nesting == 1 or t.type in _LEAVES)
-    ]
-
-
-def _stands_at(tokens: list[Token], line: int) -> tuple[list[tuple[str, int]], str]:
-    """The quotes and list items `line` is inside (each as its kind and first line), and the
-    kind of the innermost other block it is in ("" for none)."""
-    inside: list[tuple[str, int]] = []
-    held: tuple[list[tuple[str, int]], str] = ([], "")
-    for t in tokens:
-        if t.type in _CONTAINERS and t.map:
-            inside.append((t.type, t.map[0]))
-        elif t.type in _CONTAINERS.values():
-            inside.pop()
-        elif t.map and t.map[0] <= line < t.map[1] and (t.nesting == 1 or t.type in _LEAVES):
-            held = (list(inside), t.type)
-    return held

@@ -48,7 +48,9 @@ def fence_after(line: str, fence: str) -> str:
     if fence:
         return "" if closes(fence, line) else fence
     opened = FENCE_LINE.match(line)
-    return opened.group(1) if opened else ""
+    if opened is None or (opened.group(1)[0] == "`" and "`" in line[opened.end() :]):
+        return ""  # a backtick fence's info string holds no backtick: ```pip``` is a code span
+    return opened.group(1)
 
 
 def front_matter_end(lines: list[str]) -> int:
@@ -71,12 +73,13 @@ def fence_open_at(lines: list[str], line: int) -> str:
 VERBATIM_INSIDE = re.compile(
     r"^\s*(?:>\s?)+\s*(?:`{3,}|~{3,})"
     r"|^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:`{3,}|~{3,})"
-    r"|^\s{0,3}<(?:!--|pre|script|style|textarea)",
+    r"|^\s{0,3}<(?:!--|pre|script|style|textarea|\?|![A-Za-z]|!\[CDATA\[)",
     re.IGNORECASE,
 )
-"""A fence opened in a quote (`> ````) or on a list marker's line (`- ````), or an HTML comment or
-`<pre>`, `<script>`, `<style>`, `<textarea>` (which run across blank lines): code or HTML a
-line-by-line fence reader (`fence_after`) does not see; the parser decides."""
+"""A fence opened in a quote (`> ````) or on a list marker's line (`- ````), or an HTML comment,
+`<pre>`, `<script>`, `<style>`, `<textarea>`, `<?php`, `<!DOCTYPE` or `<![CDATA[` (which run
+across blank lines): code or HTML a line-by-line fence reader (`fence_after`) does not see; the
+parser decides."""
 
 MAYBE_INDENTED_CODE = re.compile(r"\n[ \t]*\n( {4}|\t)[ \t]*\S")
 """A blank line, then a line indented four spaces or a tab: where a CommonMark indented code block
@@ -229,6 +232,8 @@ def lazy_lines(lines: list[str], line: int, prefix: str) -> int:
     lazily, without all the markers of its quotes and list items (`prefix`): `> Q?` then
     `more`, `> - Q?` then `> more`; or indented four past it (`Q?` then `    see below`), which
     after a blank line would be code. The paragraph holds them as text."""
+    if HEADING.match(bare_text(lines[line])):
+        return 0  # a heading is one line: the next is a block of its own, code if indented
     count = 0
     for s in lines[line + 1 :]:
         text, wide = bare_text(s), s.expandtabs(4)

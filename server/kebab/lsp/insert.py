@@ -21,7 +21,7 @@ from kebab.lsp import text as textmod
 from kebab.lsp.core import KebabServer, follow_request_cancel, target
 from kebab.lsp.questions import COMMAND, TITLE, Question, question_at
 from kebab.model import Answer, AskRequest, to_builtins
-from kebab.placement import answer_text, keeps_structure, replaced_to
+from kebab.placement import answer_text, keeps_structure
 from kebab.syntax import FOOTNOTE_DEFINITION
 
 _ATTEMPTS = 3
@@ -120,8 +120,7 @@ def _answer_edit(
     ls: KebabServer, lines: list[str], line: int, end: int, body: str
 ) -> types.TextEdit:
     """The body after `line`, in place of lines `line`+1..`end` (an earlier answer) if any."""
-    text = answer_text(lines, line, end, body)
-    stop = replaced_to(lines, line, end)
+    text, stop = answer_text(lines, line, end, body)
     start, stop_at = textmod.end_of_line(ls, lines, line), textmod.end_of_line(ls, lines, stop)
     return types.TextEdit(range=types.Range(start=start, end=stop_at), new_text=text)
 

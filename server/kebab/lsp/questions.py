@@ -102,10 +102,12 @@ def _askable(line: str) -> bool:
 def _before_answer(lines: list[str], first: int, last: int) -> int:
     """The callout's last line before the answer kebab wrote inside it (the question ends
     there and a new answer replaces that one; the callout's own lines after the answer, such
-    as a line that went on with the question, stay), else its last line."""
+    as a line that went on with the question, stay), else its last line with text."""
     for line in range(first, last):
         if footnotes.answer_below(lines, line) is not None:
             return line
+    while last > first and not QUOTE_MARKER.sub("", lines[last]).strip():
+        last -= 1  # a bare `>` closing the callout: the answer goes above it, found again there
     return last
 
 
