@@ -23,6 +23,8 @@ SERVER = Path(__file__).resolve().parent.parent / "server" / "kebab"
         (["   ```", "  code", "  ```  "], ["```", "```", ""]),
         (["```", "``` not a close"], ["```", "```"]),
         (["text", "    ```"], ["", "```"]),
+        (["```pip install kebab``` installs it.", "text"], ["", ""]),  # a code span, no fence
+        (["~~~ `x`", "code", "~~~"], ["~~~", "~~~", ""]),  # a tilde fence's info may hold one
     ],
 )
 def test_a_fence_closes_on_its_own_character_at_least_as_long(
