@@ -373,6 +373,11 @@ UNSAFE_BY_THE_PARSE = [
     "Why does restic skip files?\n[docs]: https://restic.readthedocs.io\n\nSee [docs].",  # a link
     "<?php\n\n// Why does this print twice?\necho $x;\n?>\n\nText.",  # inside HTML
     "```pip install kebab``` installs it.\n\n```\nimport os\n\n# Why is this needed?\n```\n",
+    "- Run:\n\n  ```sh\n  make\n```\n\nWhy does it fail?\n\nafter",  # code: the item's fence
+    "```\ncode\n    ```\n\nWhy does it fail?\n\nafter",  # ended with its item, or never closed
+    '> See [docs].\n>\n> [docs]: https://x.org/search?\n> "Search help"\n\nafter',  # title
+    "> <details>\n> Why is it hidden?\n\nafter",  # raw HTML in a quote
+    "\n".join(["| host |", "|---|", *[f"db{i}" for i in range(560)], "db is down?", "db"]),
     "\n".join(  # a row past the parse's reach under the header: the rows below would be text
         ["| host | note", "|---|---", *[f"| h{i} | ok" for i in range(560)], "| h | down?", "| z |"]
     ),
@@ -384,6 +389,10 @@ SAFE_BY_THE_PARSE = [
     "> [!question] Why does it fail?\n>\n\nafter",  # a callout closed by a bare `>`
     "# Log\n\nMonday was fine.\n\n---\nTuesday: why did the job fail?\n\n---\nWednesday.",
     "<pre>\n- x\n</pre>\nWhy is it?\n\nafter",
+    "> [!question] Why does the deploy hang?\n> It prints:\n>\n> > waiting for lock\n>\n\nafter",
+    "> [!question] Why is it?\n> ```\n> code\n> ```\n>\n\nafter",  # the answer under the bare `>`
+    "> [!question] Why is it?\n> text\n>\n>     indented code\n>\n\nafter",
+    "> [!question]\n> Why is it?\n>\n> more text\n> > - x\n> text",  # the nested item stays
 ]
 
 
@@ -405,6 +414,7 @@ def test_where_the_line_rules_misread_a_note_the_parse_decides(tmp_path: Path) -
         at = next(j for j, s in enumerate(lines) if s.rstrip().endswith("?"))
         once = _answered(lines, at)
         assert _answered(once, at) == once, part
+        assert [s for s in lines if s not in once] == [], part  # nothing of the note is lost
 
 
 def _answered(lines: list[str], line: int) -> list[str]:

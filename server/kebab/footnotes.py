@@ -330,10 +330,12 @@ def _answer_end(lines: list[str], line: int, prefix: str) -> int | None:
     last = None
     for first, end in _blocks(body):
         block = body[first : end + 1]
+        if any(s.lstrip().startswith(">") for s in block):  # a quote inside: the note's own
+            break  # (`> > log`); kebab writes none at its answer's place
         if _answers(block, lines):
             last = end
-        elif not _is_code(block):  # a code block between two of its paragraphs is the answer's
-            break
+        elif last is None or not _is_code(block):  # code after one of its paragraphs is the
+            break  # answer's; before the first, the note's own (`>     indented code`)
     return None if last is None else line + 1 + last
 
 

@@ -17,11 +17,10 @@ from collections.abc import Callable
 from kebab.footnotes import answer_below
 from kebab.markdown import block_tokens
 from kebab.syntax import (
-    CODE_SPAN,
     FRESH_BLOCK,
     QUOTE_MARKERS,
+    TABLE_DELIMITER,
     VERBATIM_INSIDE,
-    WIKILINK,
     answer_prefix,
     bare_text,
     fence_after,
@@ -78,18 +77,21 @@ def keeps_structure(lines: list[str], line: int, body: str = STAND_IN) -> bool:
     first, last = _section(lines, line, stop)
     before = _in_blocks(lines, first, last, moved)
     after = _in_blocks(new, first, last + grown, lambda i: i)
-    for i, held in before.items():  # every line a block of its own holds: text, code, HTML
+    for i in range(first, last):  # every line a block of its own holds, before or after
         j = moved(i)
-        if j is not None and held[-1][0] not in _HOLDERS and after.get(j) != held:
+        held, now = before.get(i), None if j is None else after.get(j)
+        if j is not None and (_leaf(held) or _leaf(now)) and held != now:
             return False
+    asked = _split(before.get(line, ()))
+    if _VERBATIM & set(asked[1]):  # in code or raw HTML (a quote's `<details>`): no question
+        return False
     start = next(i for i in range(line + 1, moved_to) if bare_text(new[i]))  # the body's first
-    if start not in after or line not in before:  # no block there: a link definition
+    if start not in after:  # the body begins with what is no block (a link definition)
         return False
     alone = body.strip("\n").split("\n")
     stands, kind = _split(after[start])
     return (
-        stands == _split(before[line])[0]
-        and kind == _split(_in_blocks(alone, 0, len(alone), lambda i: i)[0])[1]
+        stands == asked[0] and kind == _split(_in_blocks(alone, 0, len(alone), lambda i: i)[0])[1]
     )
 
 
@@ -98,6 +100,7 @@ def keeps_structure(lines: list[str], line: int, body: str = STAND_IN) -> bool:
 # one after it, in the same quotes and items).
 Place = tuple[tuple[str, int | None], ...]
 _HOLDERS = frozenset({"blockquote_open", "bullet_list_open", "ordered_list_open", "list_item_open"})
+_VERBATIM = frozenset({"fence", "code_block", "html_block"})
 
 
 def _in_blocks(
@@ -123,6 +126,12 @@ def _in_blocks(
     return held
 
 
+def _leaf(place: Place | None) -> bool:
+    """Whether a line's place ends in a block of its own (text, code, HTML, a rule), not only in
+    a quote, list or item (a blank or bare `>` line; a link definition's title line)."""
+    return place is not None and bool(place) and place[-1][0] not in _HOLDERS
+
+
 def _split(place: Place) -> tuple[Place, tuple[str, ...]]:
     """A place's quotes, lists and items, and the kinds of the blocks inside them."""
     return (
@@ -137,18 +146,20 @@ def _section(lines: list[str], first: int, last: int) -> tuple[int, int]:
     (`syntax.FRESH_BLOCK`: a heading or a bullet item at the margin, or a line at the margin
     after a blank line, outside fenced code) to the second such line after `last`, so that a
     block the answer would change below it is seen; at most `REACH` lines either way (from a
-    line outside fenced code and tables), since a 7,000-line note takes most of a second to
+    line outside fenced code and below no table's delimiter row), since a 7,000-line note takes most of a second to
     parse whole. Cut inside a long paragraph, quote or item, the lines parse the same before and
     after. Above an HTML comment, `<pre>` or a fence in a quote or item (`VERBATIM_INSIDE`,
     which can hold such lines), from the note's first line."""
     if any(VERBATIM_INSIDE.match(s) for s in lines[:first]):
         return 0, len(lines)
-    start, end, seen, fence = 0, len(lines), 0, ""
+    start, end, seen, fence, table = 0, len(lines), 0, "", False
     for i, s in enumerate(lines):
+        text = bare_text(s)
+        table = bool(text) and (table or ("|" in text and bool(TABLE_DELIMITER.match(text))))
         fresh = not fence and (
             (s[:1].strip() and i > 0 and not lines[i - 1].strip()) or FRESH_BLOCK.match(s)
         )
-        far = not fence and start < first - REACH and not _may_be_row(s, lines[i - 1] if i else "")
+        far = not fence and not table and start < first - REACH
         if (fresh or far) and i <= first:
             start = i
         elif fresh and i > last:
@@ -158,13 +169,6 @@ def _section(lines: list[str], first: int, last: int) -> tuple[int, int]:
                 break
         fence = fence_after(s, fence)
     return start, min(end, last + REACH)
-
-
-def _may_be_row(line: str, above: str) -> bool:
-    """Whether `line` may be a table's row (a window must not start under a table's header): it
-    has a `|` outside code spans and wikilinks (`[[note|alias]]`) and follows a line that is not
-    blank."""
-    return bool(above.strip()) and "|" in WIKILINK.sub("", CODE_SPAN.sub("", line))
 
 
 # How far the parse reaches from the question and its answer, at most (`_section`): a

@@ -73,10 +73,12 @@ def fence_open_at(lines: list[str], line: int) -> str:
 VERBATIM_INSIDE = re.compile(
     r"^\s*(?:>\s?)+\s*(?:`{3,}|~{3,})"
     r"|^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:`{3,}|~{3,})"
+    r"|^[ \t]+(?:`{3,}|~{3,})"
     r"|^\s{0,3}<(?:!--|pre|script|style|textarea|\?|![A-Za-z]|!\[CDATA\[)",
     re.IGNORECASE,
 )
-"""A fence opened in a quote (`> ````) or on a list marker's line (`- ````), or an HTML comment,
+"""A fence opened in a quote (`> ````), on a list marker's line (`- ````) or indented (an item's
+fence ends with its item; a closing fence indented four closes nothing), or an HTML comment,
 `<pre>`, `<script>`, `<style>`, `<textarea>`, `<?php`, `<!DOCTYPE` or `<![CDATA[` (which run
 across blank lines): code or HTML a line-by-line fence reader (`fence_after`) does not see; the
 parser decides."""
@@ -183,6 +185,8 @@ def paragraph_start(lines: list[str], line: int) -> int:
     matter) and, where the lines above are quoted deeper, at a fence's code; stopping early
     only leaves the answer at the question line's own place."""
     i, top = line, front_matter_end(lines)
+    if not bare_text(lines[line]):
+        return line  # a blank line (a callout's bare `>`) is in no paragraph: its own place
     while i > top:
         above, here = lines[i - 1], lines[i]
         text = bare_text(above)
@@ -258,6 +262,11 @@ def shared_quote(prefix: str, line: str) -> str:
         at = prefix.index(">", at + 1)
     return prefix[: at + 1]
 
+
+TABLE_DELIMITER = re.compile(r"^\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+"""A table's delimiter row (`|---|:--:|`, `--|--`), read on a line's text without its quote
+markers and indentation; with a `|` in it (`---` alone is a rule), the rows that follow it, up to
+a blank line, are the table's, with or without pipes."""
 
 FRESH_BLOCK = re.compile(r"^(?![-*_](?:[ \t]*[-*_]){2,}[ \t]*$)(?:#{1,6}(?:[ \t]|$)|[-*+] +\S)")
 """A line at the margin that starts a block whatever the line before it was: an ATX heading, or

@@ -102,12 +102,19 @@ def _askable(line: str) -> bool:
 def _before_answer(lines: list[str], first: int, last: int) -> int:
     """The callout's last line before the answer kebab wrote inside it (the question ends
     there and a new answer replaces that one; the callout's own lines after the answer, such
-    as a line that went on with the question, stay), else its last line with text."""
+    as a line that went on with the question, stay), else its last line."""
     for line in range(first, last):
-        if footnotes.answer_below(lines, line) is not None:
+        end = footnotes.answer_below(lines, line)
+        if end is not None:
+            # written under the callout's bare `>` line, the answer is found from the line
+            # above it too (code, a nested quote): the question ends at the bare line
+            while (
+                line + 1 < last
+                and not QUOTE_MARKER.sub("", lines[line + 1]).strip()
+                and footnotes.answer_below(lines, line + 1) == end
+            ):
+                line += 1
             return line
-    while last > first and not QUOTE_MARKER.sub("", lines[last]).strip():
-        last -= 1  # a bare `>` closing the callout: the answer goes above it, found again there
     return last
 
 
