@@ -118,7 +118,8 @@ def parse(path: str, text: str, target_tokens: int = 320, max_tokens: int = 640)
 
 
 # Blocks whose lines are written verbatim: a line added among them becomes YAML, code or HTML.
-_VERBATIM = frozenset({"front_matter", "fence", "code_block", "html_block"})
+VERBATIM_BLOCKS = frozenset({"front_matter", "fence", "code_block", "html_block"})
+"""The blocks whose lines are no one's prose: an answer is never written inside them."""
 
 
 @functools.cache
@@ -161,7 +162,8 @@ def verbatim_at(lines: list[str], line: int) -> bool:
         "\n" * (end + 1 if end else 0) + "\n".join(lines[end + 1 if end else 0 :])
     )
     return any(
-        t.type in _VERBATIM and t.map is not None and t.map[0] <= line < t.map[1] for t in tokens
+        t.type in VERBATIM_BLOCKS and t.map is not None and t.map[0] <= line < t.map[1]
+        for t in tokens
     )
 
 

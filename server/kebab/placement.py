@@ -4,10 +4,10 @@
 quote, callout and list item the question is in (`syntax.answer_prefix`), with the lines that
 continued the question lazily written again after it (`syntax.lazy_lines`). Those rules read
 lines; Markdown has more ways to read a line than they foresee (`> Why?` then `    - foo` is one
-paragraph; alone after the answer, `- foo` is a list). So `keeps_structure` parses the note's
-section around the question before and after the answer goes in and compares every block but
-the answer's own: an answer is offered, and written, only where the note's other blocks, and
-the quotes and items the answer stands in, stay exactly as they were.
+paragraph; alone after the answer, `- foo` is a list). So `keeps_structure` parses the lines
+around the question before and after the answer goes in and compares where each line stands:
+an answer is offered, and written, only where every other line keeps its quotes, lists, items
+and kind of block, and the answer stands in the question's quotes and items.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kebab.footnotes import answer_below
-from kebab.markdown import block_tokens
+from kebab.markdown import VERBATIM_BLOCKS, block_tokens
 from kebab.syntax import (
     FRESH_BLOCK,
     QUOTE_MARKERS,
@@ -83,7 +83,7 @@ def keeps_structure(lines: list[str], line: int, body: str = STAND_IN) -> bool:
         if j is not None and (_leaf(held) or _leaf(now)) and held != now:
             return False
     asked = _split(before.get(line, ()))
-    if _VERBATIM & set(asked[1]):  # in code or raw HTML (a quote's `<details>`): no question
+    if VERBATIM_BLOCKS & set(asked[1]):  # in code or raw HTML (a quote's `<details>`)
         return False
     start = next(i for i in range(line + 1, moved_to) if bare_text(new[i]))  # the body's first
     if start not in after:  # the body begins with what is no block (a link definition)
@@ -100,7 +100,6 @@ def keeps_structure(lines: list[str], line: int, body: str = STAND_IN) -> bool:
 # one after it, in the same quotes and items).
 Place = tuple[tuple[str, int | None], ...]
 _HOLDERS = frozenset({"blockquote_open", "bullet_list_open", "ordered_list_open", "list_item_open"})
-_VERBATIM = frozenset({"fence", "code_block", "html_block"})
 
 
 def _in_blocks(
@@ -129,7 +128,9 @@ def _in_blocks(
 def _leaf(place: Place | None) -> bool:
     """Whether a line's place ends in a block of its own (text, code, HTML, a rule), not only in
     a quote, list or item (a blank or bare `>` line; a link definition's title line)."""
-    return place is not None and bool(place) and place[-1][0] not in _HOLDERS
+    if not place:
+        return False
+    return place[-1][0] not in _HOLDERS
 
 
 def _split(place: Place) -> tuple[Place, tuple[str, ...]]:
@@ -146,10 +147,11 @@ def _section(lines: list[str], first: int, last: int) -> tuple[int, int]:
     (`syntax.FRESH_BLOCK`: a heading or a bullet item at the margin, or a line at the margin
     after a blank line, outside fenced code) to the second such line after `last`, so that a
     block the answer would change below it is seen; at most `REACH` lines either way (from a
-    line outside fenced code and below no table's delimiter row), since a 7,000-line note takes most of a second to
-    parse whole. Cut inside a long paragraph, quote or item, the lines parse the same before and
-    after. Above an HTML comment, `<pre>` or a fence in a quote or item (`VERBATIM_INSIDE`,
-    which can hold such lines), from the note's first line."""
+    line outside fenced code and under no table's delimiter row), since a 7,000-line note takes
+    a tenth of a second to parse whole. Cut inside a long paragraph, quote or item, the lines
+    parse the same before and after. Under an HTML comment, `<pre>`, or a fence in a quote, an
+    item or indented (`VERBATIM_INSIDE`: the line reader may misread where they end), from the
+    note's first line."""
     if any(VERBATIM_INSIDE.match(s) for s in lines[:first]):
         return 0, len(lines)
     start, end, seen, fence, table = 0, len(lines), 0, "", False
