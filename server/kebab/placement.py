@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kebab.footnotes import answer_below
-from kebab.markdown import VERBATIM_BLOCKS, block_tokens
+from kebab.markdown import VERBATIM_BLOCKS, block_tokens, verbatim_at
 from kebab.syntax import (
     FRESH_BLOCK,
     QUOTE_MARKERS,
@@ -59,7 +59,10 @@ def keeps_structure(lines: list[str], line: int, body: str = STAND_IN) -> bool:
     before, if any), leaves every other line of the note in the blocks it was in (the same
     quotes, lists, items, tables, code, HTML; text stays text) and stands where the question
     does: in its quotes and list items, as the block the body starts with. Only the lines
-    around the question are parsed (`_section`), for their blocks alone (no inline parse)."""
+    around the question are parsed (`_section`), for their blocks alone (no inline parse). No
+    answer goes under a line of front matter, code or HTML (`markdown.verbatim_at`)."""
+    if verbatim_at(lines, line):
+        return False
     end = answer_below(lines, line)
     end = line if end is None else end
     text, stop = answer_text(lines, line, end, body)

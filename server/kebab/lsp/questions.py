@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from lsprotocol import types
 
 from kebab import footnotes
-from kebab.markdown import verbatim_at
 from kebab.model import QUESTION_CHARS
 from kebab.placement import keeps_structure
 from kebab.syntax import (
@@ -45,14 +44,11 @@ def question_at(lines: list[str], start: tuple[int, int], end: tuple[int, int]) 
     if not 0 <= l0 <= l1 < len(lines):
         return None
     question = _question_at(lines, (l0, c0), (l1, c1))
-    # An answer under a line of front matter or code would become YAML or code: the note's
-    # own `summary: Why…?`, a shell prompt's `read -p "Continue?"` ask nothing of the notes.
-    if question is None or verbatim_at(lines, question.line):
-        return None
-    # An answer under it would change another block of the note: a table's row (the rows
-    # below would become text), text over a heading's underline, a line that went on with the
-    # question and would open a list once written after the answer (`placement`).
-    if not keeps_structure(lines, question.line):
+    # An answer there would become YAML, code or HTML (the note's own `summary: Why…?`, a shell
+    # prompt's `read -p "Continue?"` ask nothing of the notes), or change another block of the
+    # note: a table's row (the rows below would become text), text over a heading's underline,
+    # a line that went on with the question and would open a list once apart (`placement`).
+    if question is None or not keeps_structure(lines, question.line):
         return None
     return question
 
