@@ -417,6 +417,16 @@ def test_where_the_line_rules_misread_a_note_the_parse_decides(tmp_path: Path) -
         assert [s for s in lines if s not in once] == [], part  # nothing of the note is lost
 
 
+def test_a_stored_answer_goes_under_no_line_of_front_matter_code_or_html() -> None:
+    """Insert at cursor takes any line: only text and the blank lines between blocks take an
+    answer, never front matter (it would become YAML), code or an HTML block."""
+    from kebab.placement import keeps_structure
+
+    note = ["---", "title: Backups?", "---", "", "```sh", 'read -p "Continue?"', "```", ""]
+    note += ["<div>", "Why here?", "</div>", "", "Why?"]
+    assert [i for i in range(len(note)) if keeps_structure(note, i)] == [3, 7, 11, 12]
+
+
 def _answered(lines: list[str], line: int) -> list[str]:
     """The note once Insert has answered the question at `line` (again, if it was before)."""
     from kebab.lsp.questions import question_at
