@@ -118,8 +118,9 @@ def parse(path: str, text: str, target_tokens: int = 320, max_tokens: int = 640)
 
 
 # Blocks whose lines are written verbatim: a line added among them becomes YAML, code or HTML.
-VERBATIM_BLOCKS = frozenset({"front_matter", "fence", "code_block", "html_block"})
-"""The blocks whose lines are no one's prose: an answer is never written inside them."""
+VERBATIM_BLOCKS = frozenset({"fence", "code_block", "html_block"})
+"""The blocks (of `block_tokens`, which does not look for front matter: `verbatim_at` reads it
+line by line) whose lines are no one's prose: an answer is never written inside them."""
 
 
 @functools.cache
