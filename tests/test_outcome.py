@@ -386,6 +386,8 @@ def test_closest_says_what_the_notes_lack_only_when_the_question_is_about_it() -
     assert outcome.closest_text(named, ["HEALTHCHECK", "slowly"]).endswith(
         "The notes never mention: HEALTHCHECK."
     )
+    idiom = "The API docs act up when I nest dataclasses: what do I swap them for?"
+    assert outcome.closest_text(idiom, ["act"]) == outcome.closest_words(idiom)
     lock = "Which lrzip switch makes sure nobody opens the archive without a passphrase?"
     assert outcome.closest_text(lock, ["nobody"]) == outcome.closest_words(lock)
     assert outcome.closest_text("pem 키 권한을 Windows에서 줄이려면?", []) == (
@@ -415,3 +417,32 @@ async def test_a_closest_passage_shows_the_line_that_comes_closest_not_only_its_
     assert listed.excerpt.startswith("… Delete journal logs which are older than 2 days"), listed
     # and reads on from it: the command under the entry is what the person came for
     assert "journalctl --vacuum-time 2d" in listed.excerpt, listed.excerpt
+
+
+async def test_the_passage_the_quote_would_have_held_shows_more_than_an_opening(
+    make_ws: MakeWorkspace,
+) -> None:
+    """Under `closest`, the passage kebab would have quoted is listed first, and its key fact is
+    often a sentence past the opening: "…swap the standard dataclasses with" was where its
+    excerpt stopped, one word before the answer. It gets twice the room of the others."""
+    section = (
+        "# Dataclasses\n\n## Nested dataclasses\n\n"
+        "When nested dataclasses break the generated API docs, you need Pydantic's version of "
+        "dataclasses. You can combine dataclasses with other type annotations to make nested "
+        "data structures: a list of dataclasses inside another dataclass, a dict of them, or "
+        "an optional one. Each is validated and serialised the same way as a Pydantic model, "
+        "and the response model of a path operation can be one too. Type checkers still see "
+        "them as plain classes. To fix it, swap the standard dataclasses for "
+        "`pydantic.dataclasses`, which is a drop-in replacement.\n"
+    )
+    other = (
+        "# Models\n\nA Pydantic model declares the shape of a request body. "
+        + "Its fields are validated when a request comes in, and errors name the field. " * 6
+    )
+    ws = make_ws(notes={"dataclasses.md": section, "models.md": other}, rag={"answered_at": 0.99})
+    near = await ask(ws, "The API docs break when I nest dataclasses: what do I swap them for?")
+    assert near.outcome == "closest", near.answer
+    first, *rest = near.candidates
+    assert first.path == "dataclasses.md", near.candidates
+    assert "pydantic.dataclasses" in (first.excerpt or ""), first.excerpt
+    assert all(len(c.excerpt or "") <= 321 for c in rest), [c.excerpt for c in rest]

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
+from itertools import pairwise
 from typing import Protocol, TypeVar
 
 import tantivy
@@ -519,6 +520,12 @@ def is_phrasing_form(word: str) -> bool:
     return w.endswith(("ly", "ing", "ed")) or w in _CLOSED or w in _LIGHT_VERBS
 
 
+def is_idiom(word: str, question: str) -> bool:
+    """Whether the word stands before a particle in the question (`act up`, `kick off`): half
+    of an idiom, which says nothing alone, not a thing the notes could mention."""
+    return word.lower() in _put_by_place(question)[1]
+
+
 def is_phrasing(word: str, question: str) -> bool:
     """Whether a word of the question reads as how it is put rather than what it is about: an
     adverb (`silently`), a verb form (`eating`, `broke` aside), a preposition or conjunction
@@ -529,21 +536,18 @@ def is_phrasing(word: str, question: str) -> bool:
         return True
     if _quoted(word, question):
         return True
-    return w in _put_by_place(question)
+    return any(w in put for put in _put_by_place(question))
 
 
 @lru_cache(maxsize=8)
-def _put_by_place(question: str) -> frozenset[str]:
+def _put_by_place(question: str) -> tuple[frozenset[str], frozenset[str]]:
     """The question's words (lower-cased) that some occurrence puts after a subject or a modal
-    (`I stop`, `to chop`) or before a particle (`kick off`): read once per question, not once
-    per word (a long pasted question asked word by word took seconds)."""
+    (`I stop`, `to chop`), and those it puts before a particle (`kick off`): read once per
+    question, not once per word (a long pasted question asked word by word took seconds)."""
     words = re.findall(r"[\w'’-]+", question.lower())
-    return frozenset(
-        x
-        for i, x in enumerate(words)
-        if (i and words[i - 1] in _SUBJECT_OR_MODAL)
-        or (i + 1 < len(words) and words[i + 1] in _PARTICLES)
-    )
+    after = frozenset(x for i, x in enumerate(words) if i and words[i - 1] in _SUBJECT_OR_MODAL)
+    before = frozenset(x for x, y in pairwise(words) if y in _PARTICLES)
+    return after, before
 
 
 # Headings of a note that describes a problem, then what resolves it (문제 → 해결, Problem →

@@ -26,6 +26,7 @@ from kebab.model import Hit, Outcome, RefusalReason
 from kebab.text import (
     LATIN_WORD,
     content_terms,
+    is_idiom,
     is_korean,
     is_name,
     is_phrasing,
@@ -204,9 +205,13 @@ def closest_words(question: str) -> str:
 def closest_text(question: str, unknown: list[str]) -> str:
     """The words over a `closest` outcome's passages: `closest_words`, and what the notes lack
     when that is a name or a word the question is about ("The notes never mention: croissant.").
-    How the asker put it ("the columns are *squished*", by its form: `is_phrasing_form`) is no
-    news under passages that come close, and is not said."""
-    lacking = [w for w in unknown if is_name(w, question) or not is_phrasing_form(w)]
+    How the asker put it ("the columns are *squished*", by its form: `is_phrasing_form`; "the
+    docs *act* up": `is_idiom`) is no news under passages that come close, and is not said."""
+    lacking = [
+        w
+        for w in unknown
+        if is_name(w, question) or not (is_phrasing_form(w) or is_idiom(w, question))
+    ]
     lacks = refusal_words(question, "score_gate", lacking) if lacking else ""
     return f"{closest_words(question)} {lacks}".strip()
 
