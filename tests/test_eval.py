@@ -91,3 +91,16 @@ def test_eval_answers_reports_dev_and_test_side_by_side(
     answered = [r for r in rows if r["mode"] == "answer"]
     assert len(answered) == 31 and {r["split"] for r in answered} == {"dev", "test"}
     assert all(split_of(r["id"]) == r["split"] for r in rows)
+
+
+def test_every_labelled_question_has_an_id_of_its_own() -> None:
+    """Runs are compared and fitted by question id (`--compare`, `bench/fit_outcome.py` reads
+    every set at once): set H's obsidian-tasks questions had taken set v2's ids, so one set's
+    answers were scored against the other's key facts."""
+    seen: dict[str, str] = {}
+    for path in sorted((REPO / "fixtures" / "eval").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                qid = json.loads(line)["id"]
+                assert qid not in seen, f"{qid} is in {seen.get(qid)} and {path.name}"
+                seen[qid] = path.name
