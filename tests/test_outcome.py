@@ -446,3 +446,22 @@ async def test_the_passage_the_quote_would_have_held_shows_more_than_an_opening(
     assert first.path == "dataclasses.md", near.candidates
     assert "pydantic.dataclasses" in (first.excerpt or ""), first.excerpt
     assert all(len(c.excerpt or "") <= 321 for c in rest), [c.excerpt for c in rest]
+
+
+async def test_a_sentence_many_notes_repeat_is_listed_once(make_ws: MakeWorkspace) -> None:
+    """Theme notes that each open with the same sentence took three of five places under
+    `closest`, one excerpt three times over; the list now shows it once and reads on."""
+    same = "Tasks' setting pane has a one-click button to add the custom checkboxes of this theme."
+    notes = {
+        f"themes/{name}.md": f"# {name} theme\n\n{same}\n" for name in ["Aura", "Ebullientworks"]
+    } | {
+        "themes/Minimal.md": f"# Minimal theme\n\n{same}\n",
+        "statuses.md": "# Custom statuses\n\nA checkbox with a slash marks a task in progress.\n",
+        "styling.md": "# Styling\n\nA CSS snippet can colour each checkbox status differently.\n",
+    }
+    ws = make_ws(notes=notes, rag={"answered_at": 0.99})
+    near = await ask(ws, "Which theme checkboxes can Tasks add for me with one button?")
+    assert near.outcome == "closest", near.answer
+    excerpts = [c.excerpt for c in near.candidates]
+    assert excerpts.count(same) == 1, excerpts
+    assert {c.path for c in near.candidates} >= {"statuses.md", "styling.md"}, excerpts

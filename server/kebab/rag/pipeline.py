@@ -271,15 +271,10 @@ def finish(
     for c in cites:
         c.label = named.get(c.marker)
     candidates = (
-        [citation(index, 0, None, h) for h in nearest(p, CLOSEST if decided == "closest" else 3)]
+        listed(index, llm, p, CLOSEST if decided == "closest" else 3)
         if refusal in ("score_gate", "llm_self_judge")
         else []
     )
-    said = p.extra.get("first")
-    first = set(said) if isinstance(said, list) else set()
-    for c in candidates:
-        room = QUOTED_EXCERPT if c.chunk_id in first else NEAR_EXCERPT
-        c.excerpt = _near_excerpt(llm, req.question, c, room)
     unsupported = verdict.unsupported if refusal == "llm_self_judge" else []
     why = attribution.refusal_words(req.question, verdict) if refusal == "llm_self_judge" else None
     if grounded:
@@ -412,7 +407,26 @@ def _store(index: Index, answer: Answer, conversation: str) -> None:
 CLOSEST = 5
 
 
-def nearest(p: Prepared, n: int = 3) -> list[Hit]:
+def listed(index: Index, llm: LanguageModel, p: Prepared, n: int) -> list[Citation]:
+    """The `n` nearest passages as a refusal or `closest` lists them, each with its excerpt.
+    A passage whose excerpt reads like one listed above is passed over: notes that repeat a
+    sentence (one per theme: "Tasks' setting pane has a one-click button…") filled three of
+    five places with it."""
+    said = p.extra.get("first")
+    first = set(said) if isinstance(said, list) else set()
+    out: list[Citation] = []
+    for h in nearest(p, n, more=n):
+        c = citation(index, 0, None, h)
+        room = QUOTED_EXCERPT if c.chunk_id in first else NEAR_EXCERPT
+        c.excerpt = _near_excerpt(llm, p.request.question, c, room)
+        if all(c.excerpt != o.excerpt for o in out):
+            out.append(c)
+        if len(out) == n:
+            break
+    return out
+
+
+def nearest(p: Prepared, n: int = 3, more: int = 0) -> list[Hit]:
     """The passages closest to a refused question, best first: those set aside as where the
     question is written down (an inbox note) too, so a person sees what was found. One passage
     per note before a second of any note: five excerpts of five notes reach the right note more
@@ -422,7 +436,8 @@ def nearest(p: Prepared, n: int = 3) -> list[Hit]:
     0.766). In a list of five, the first note's second passage follows them: when its first is
     not the one asked about, its second often is (the right passage listed 0.71 -> 0.75 for
     English askers, the right note 0.90 -> 0.89). A note's fix section stands for it before the
-    problem section it resolves (`_fix_first`)."""
+    problem section it resolves (`_fix_first`). `more` passages follow the `n`, in the same
+    order, for a caller that passes some over."""
     said = p.extra.get("first")
     first = said if isinstance(said, list) else []
     ranked = _fix_first(
@@ -451,11 +466,11 @@ def nearest(p: Prepared, n: int = 3) -> list[Hit]:
         None,
     )
     if second is None:
-        return (each + again)[:n]
+        return (each + again)[: n + more]
     # after the passages standing for the notes the quote held (a fix may stand for its problem)
     quoted = {h.path for h in ranked if h.chunk_id in first}
     k = max(1, next((i for i, h in enumerate(each) if h.path not in quoted), len(each)))
-    return [*each[:k], second, *each[k:], *(h for h in again if h is not second)][:n]
+    return [*each[:k], second, *each[k:], *(h for h in again if h is not second)][: n + more]
 
 
 NEAR_EXCERPT = 320  # characters: the opening, or the passage read on from its closest line
