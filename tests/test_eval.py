@@ -91,6 +91,9 @@ def test_eval_answers_reports_dev_and_test_side_by_side(
     answered = [r for r in rows if r["mode"] == "answer"]
     assert len(answered) == 31 and {r["split"] for r in answered} == {"dev", "test"}
     assert all(split_of(r["id"]) == r["split"] for r in rows)
+    # what a person reads under a refusal or `closest`: judged only where no answer was given
+    assert all(r["nearest_facts"] is None for r in answered if r["grounded"])
+    assert "closest_facts_shown" in answers["all"]
 
 
 def test_every_labelled_question_has_an_id_of_its_own() -> None:

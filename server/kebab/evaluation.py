@@ -226,6 +226,15 @@ async def run_answers(
                     if q.gold and not a.grounded
                     else None
                 ),
+                # ... and what a person reads of it: every key fact in a listed excerpt
+                "nearest_facts": (
+                    all(
+                        any(f.lower() in (c.excerpt or "").lower() for c in a.candidates)
+                        for f in q.must_contain
+                    )
+                    if q.gold and q.must_contain and not a.grounded
+                    else None
+                ),
                 "made_up_value": made_up_values(a) if a.grounded else None,
                 **by_markers_alone(a, q),
                 "by_kebab": sum(1 for c in a.citations if c.by == "kebab"),
@@ -318,6 +327,9 @@ def summarise_answers(rows: list[dict[str, Any]]) -> dict[str, Any]:
             lambda r: r.get("outcome") == "answered",
         ),
         "closest_shows_gold": rate(closest, lambda r: bool(r["nearest_gold"])),
+        "closest_facts_shown": rate(
+            [r for r in closest if r["has_facts"]], lambda r: bool(r.get("nearest_facts"))
+        ),
         "grounded_rate": rate(answerable, lambda r: r["grounded"]),
         "false_refusal_rate": rate(answerable, lambda r: not r["grounded"]),
         "refusal_rate_unanswerable": rate(unanswerable, lambda r: not r["grounded"]),

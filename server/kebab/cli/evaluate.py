@@ -102,6 +102,7 @@ def _print_table(result: dict[str, Any], k: int) -> None:
             "unanswerable_answered",
             "near_miss_answered",
             "closest_shows_gold",
+            "closest_facts_shown",
             "cites_gold_rate",
             "key_fact_rate",
             "latency_ms_p50",
