@@ -346,7 +346,7 @@ def test_closest_lists_the_passages_the_quote_would_have_held_first() -> None:
     holding the key facts listed 0.752 -> 0.766. A second passage of the first note comes
     right after them; any other second passage waits for one passage of each other note."""
     from kebab.model import AskRequest, Hit
-    from kebab.rag.pipeline import nearest
+    from kebab.rag.nearest import nearest
     from kebab.rag.retrieval import Prepared
 
     def hit(chunk: str, score: float) -> Hit:
