@@ -93,6 +93,8 @@ def test_eval_answers_reports_dev_and_test_side_by_side(
     assert all(split_of(r["id"]) == r["split"] for r in rows)
     # what a person reads under a refusal or `closest`: judged only where no answer was given
     assert all(r["nearest_facts"] is None for r in answered if r["grounded"])
+    unsure = [r for r in answered if r["answerable"] and r["has_facts"] and not r["grounded"]]
+    assert all(isinstance(r["nearest_facts"], bool) for r in unsure)
     assert "closest_facts_shown" in answers["all"]
 
 

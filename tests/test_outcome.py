@@ -388,6 +388,13 @@ def test_closest_says_what_the_notes_lack_only_when_the_question_is_about_it() -
     )
     idiom = "The API docs act up when I nest dataclasses: what do I swap them for?"
     assert outcome.closest_text(idiom, ["act"]) == outcome.closest_words(idiom)
+    besides = "Which checkbox besides the half-done one counts as in progress?"
+    assert outcome.closest_text(besides, ["besides"]) == outcome.closest_words(besides)
+    # a preposition after a noun is no particle: the croissants are what the notes lack
+    winter = "Can I freeze croissants over the winter?"
+    assert outcome.closest_text(winter, ["croissants"]).endswith(
+        "The notes never mention: croissants."
+    )
     lock = "Which lrzip switch makes sure nobody opens the archive without a passphrase?"
     assert outcome.closest_text(lock, ["nobody"]) == outcome.closest_words(lock)
     assert outcome.closest_text("pem 키 권한을 Windows에서 줄이려면?", []) == (
@@ -450,18 +457,25 @@ async def test_the_passage_the_quote_would_have_held_shows_more_than_an_opening(
 
 async def test_a_sentence_many_notes_repeat_is_listed_once(make_ws: MakeWorkspace) -> None:
     """Theme notes that each open with the same sentence took three of five places under
-    `closest`, one excerpt three times over; the list now shows it once and reads on."""
-    same = "Tasks' setting pane has a one-click button to add the custom checkboxes of this theme."
-    notes = {
-        f"themes/{name}.md": f"# {name} theme\n\n{same}\n" for name in ["Aura", "Ebullientworks"]
-    } | {
-        "themes/Minimal.md": f"# Minimal theme\n\n{same}\n",
-        "statuses.md": "# Custom statuses\n\nA checkbox with a slash marks a task in progress.\n",
-        "styling.md": "# Styling\n\nA CSS snippet can colour each checkbox status differently.\n",
-    }
-    ws = make_ws(notes=notes, rag={"answered_at": 0.99})
-    near = await ask(ws, "Which theme checkboxes can Tasks add for me with one button?")
-    assert near.outcome == "closest", near.answer
-    excerpts = [c.excerpt for c in near.candidates]
-    assert excerpts.count(same) == 1, excerpts
-    assert {c.path for c in near.candidates} >= {"statuses.md", "styling.md"}, excerpts
+    `closest`, one excerpt three times over; the list now shows it once and reads on. A long
+    one too: the copy the quote would have held has twice the room, and the others, cut
+    shorter, read as its start."""
+    for same in [
+        "Tasks' setting pane has a one-click button to add the custom checkboxes of this theme.",
+        "Tasks' setting pane has a one-click button to add the custom checkboxes of this theme. "
+        + "Each checkbox has a symbol, a name, the status it moves to next and its type. " * 6,
+    ]:
+        notes = {
+            f"themes/{name}.md": f"# {name} theme\n\n{same}\n"
+            for name in ["Aura", "Ebullientworks", "Minimal"]
+        } | {
+            "statuses.md": "# Custom statuses\n\nA checkbox with a slash marks a task in progress.\n",
+            "styling.md": "# Styling\n\nA CSS snippet can colour each checkbox status differently.\n",
+        }
+        ws = make_ws(notes=notes, rag={"answered_at": 0.99})
+        near = await ask(ws, "Which theme checkboxes can Tasks add for me with one button?")
+        assert near.outcome == "closest", near.answer
+        excerpts = [c.excerpt or "" for c in near.candidates]
+        themes = [e for e in excerpts if e.startswith("Tasks' setting pane")]
+        assert len(themes) == 1, excerpts
+        assert {c.path for c in near.candidates} >= {"statuses.md", "styling.md"}, excerpts

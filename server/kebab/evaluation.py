@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from kebab.errors import KebabError
+from kebab.excerpts import excerpt
 from kebab.index import versions
 from kebab.model import Answer, Citation, Hit, citation_range, to_builtins
 
@@ -229,7 +230,7 @@ async def run_answers(
                 # ... and what a person reads of it: every key fact in a listed excerpt
                 "nearest_facts": (
                     all(
-                        any(f.lower() in (c.excerpt or "").lower() for c in a.candidates)
+                        any(_as_shown(f) in (c.excerpt or "").lower() for c in a.candidates)
                         for f in q.must_contain
                     )
                     if q.gold and q.must_contain and not a.grounded
@@ -242,6 +243,12 @@ async def run_answers(
             }
         )
     return rows, group_summaries(rows, summarise_answers)
+
+
+def _as_shown(fact: str) -> str:
+    """A key fact as an excerpt shows it (`16` without its backticks, a list item without its
+    number), lower-cased: excerpts are plain text."""
+    return (excerpt(fact, len(fact) + 1) or fact).lower()
 
 
 def _outcome_figures(a: Answer) -> dict[str, Any]:

@@ -454,6 +454,7 @@ _SUBJECT_OR_MODAL = frozenset(
     ]
 )
 _PARTICLES = frozenset(["off", "up", "out", "down", "over", "back", "away"])
+_IDIOM_PARTICLES = frozenset(["off", "up", "out"])  # rarely a preposition after a noun
 # Verbs that carry how a question is put, not its subject ("why do my counts *look* off",
 # "what *happens* when"): a note rarely needs them to answer.
 _LIGHT_VERBS = frozenset(
@@ -528,9 +529,11 @@ def is_phrasing_form(word: str) -> bool:
 
 
 def is_idiom(word: str, question: str) -> bool:
-    """Whether the word stands before a particle in the question (`act up`, `kick off`): half
-    of an idiom, which says nothing alone, not a thing the notes could mention."""
-    return word.lower() in _put_by_place(question)[1]
+    """Whether the word stands before `up`, `off` or `out` in the question (`act up`, `kick
+    off`, `stub out`): half of an idiom, which says nothing alone, not a thing the notes could
+    mention. Not before `over` or `back`, which as often lead a phrase of their own ("freeze
+    croissants over the winter")."""
+    return word.lower() in _put_by_place(question)[2]
 
 
 def is_phrasing(word: str, question: str) -> bool:
@@ -543,18 +546,22 @@ def is_phrasing(word: str, question: str) -> bool:
         return True
     if _quoted(word, question):
         return True
-    return any(w in put for put in _put_by_place(question))
+    after, before, _ = _put_by_place(question)
+    return w in after or w in before
 
 
 @lru_cache(maxsize=8)
-def _put_by_place(question: str) -> tuple[frozenset[str], frozenset[str]]:
+def _put_by_place(question: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """The question's words (lower-cased) that some occurrence puts after a subject or a modal
-    (`I stop`, `to chop`), and those it puts before a particle (`kick off`): read once per
-    question, not once per word (a long pasted question asked word by word took seconds)."""
+    (`I stop`, `to chop`); those it puts before a particle (`kick off`); and those before `up`,
+    `off` or `out` alone (`is_idiom`): read once per question, not once per word (a long pasted
+    question asked word by word took seconds)."""
     words = re.findall(r"[\w'’-]+", question.lower())
     after = frozenset(x for i, x in enumerate(words) if i and words[i - 1] in _SUBJECT_OR_MODAL)
-    before = frozenset(x for x, y in pairwise(words) if y in _PARTICLES)
-    return after, before
+    pairs = list(pairwise(words))
+    before = frozenset(x for x, y in pairs if y in _PARTICLES)
+    idiom = frozenset(x for x, y in pairs if y in _IDIOM_PARTICLES)
+    return after, before, idiom
 
 
 # Headings of a note that describes a problem, then what resolves it (문제 → 해결, Problem →

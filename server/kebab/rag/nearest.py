@@ -3,7 +3,7 @@
 `nearest` orders them (the passages the quote would have held first, one per note before a
 second of any, a note's fix before the problem it resolves); `listed` gives each its excerpt: the
 opening, or the passage read on from its line closest to the question, with more room for the
-passages the quote would have held, and never the same excerpt twice.
+passages the quote would have held; an excerpt that reads as one listed above is passed over.
 """
 
 from __future__ import annotations
@@ -25,21 +25,32 @@ def listed(
     llm: LanguageModel, p: Prepared, n: int, cite: Callable[[Hit], Citation]
 ) -> list[Citation]:
     """The `n` nearest passages as a refusal or `closest` lists them, each with its excerpt.
-    A passage whose excerpt reads like one listed above is passed over: notes that repeat a
-    sentence (one per theme: "Tasks' setting pane has a one-click button…") filled three of
-    five places with it."""
+    A passage whose excerpt reads as one listed above (the same words, or the start of them)
+    is passed over for the next: notes that repeat a sentence (one per theme: "Tasks' setting
+    pane has a one-click button…") filled three of five places with it."""
     said = p.extra.get("first")
     first = set(said) if isinstance(said, list) else set()
     out: list[Citation] = []
-    for h in nearest(p, n, more=n):
+    for h in nearest(p, n, more=len(p.hits)):
         c = cite(h)
         room = QUOTED_EXCERPT if c.chunk_id in first else NEAR_EXCERPT
         c.excerpt = _near_excerpt(llm, p.request.question, c, room)
-        if all(c.excerpt != o.excerpt for o in out):
+        if not any(_reads_as(c.excerpt, o.excerpt or "") for o in out):
             out.append(c)
         if len(out) == n:
             break
     return out
+
+
+def _reads_as(a: str, b: str) -> bool:
+    """Whether two excerpts read the same: the same words, or one cut short (`…`) where the
+    other goes on (a passage the quote would have held has more room than its copy in another
+    note). An empty excerpt (a heading or an image alone) reads as nothing: its heading path
+    tells the passages apart."""
+    if not a or not b:
+        return False
+    short, long = sorted((a, b), key=len)
+    return short == long or (short.endswith("…") and long.startswith(short[:-1].rstrip()))
 
 
 def nearest(p: Prepared, n: int = 3, more: int = 0) -> list[Hit]:
@@ -122,7 +133,7 @@ def _near_excerpt(llm: LanguageModel, question: str, c: Citation, room: int = NE
     if at < 0 and plain.count(line[:40]) == 1:  # a long line, cut in `best`: by its start
         at = plain.find(line[:40])
     if at < 0:
-        return clip(f"… {best[0]} · {whole}", room)
+        return clip(f"… {best[0]} · {excerpt(c.text, room)}", room)
     return clip(f"… {plain[at:]}", room)
 
 
