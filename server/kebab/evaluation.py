@@ -196,6 +196,7 @@ async def run_answers(
         ms = (time.perf_counter() - t) * 1000
         valid = [any(matches(c, g) for g in q.gold) for c in a.citations]
         text = a.answer.lower()
+        listed = [(c.excerpt or "").lower() for c in a.candidates]
         rows.append(
             {
                 "id": q.id,
@@ -229,10 +230,7 @@ async def run_answers(
                 ),
                 # ... and what a person reads of it: every key fact in a listed excerpt
                 "nearest_facts": (
-                    all(
-                        any(_as_shown(f) in (c.excerpt or "").lower() for c in a.candidates)
-                        for f in q.must_contain
-                    )
+                    all(any(f in e for e in listed) for f in map(_as_shown, q.must_contain))
                     if q.gold and q.must_contain and not a.grounded
                     else None
                 ),

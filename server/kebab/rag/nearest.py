@@ -123,17 +123,18 @@ def _near_excerpt(llm: LanguageModel, question: str, c: Citation, room: int = NE
     whole = excerpt(c.text, NEAR_EXCERPT)
     if not isinstance(llm, Quoter) or not whole.endswith("…"):  # or all of it is shown
         return whole
+    opening = whole if room == NEAR_EXCERPT else excerpt(c.text, room)  # with this room
     ev = Evidence(0, c.path, c.heading_path, c.start_line, c.end_line, c.text, c.content_hash)
     best = [excerpt(line) for line in llm.key_sentences(question, ev, 1)]
     if not best or not best[0] or best[0].rstrip("…") in whole:
-        return excerpt(c.text, room)  # the opening holds it: with the room this passage has
+        return opening  # the opening holds the closest line
     line = best[0].rstrip("…")
     plain = excerpt(c.text, 2 * len(c.text))  # all of it, as the excerpt shows it
     at = plain.find(line)
     if at < 0 and plain.count(line[:40]) == 1:  # a long line, cut in `best`: by its start
         at = plain.find(line[:40])
     if at < 0:
-        return clip(f"… {best[0]} · {excerpt(c.text, room)}", room)
+        return clip(f"… {best[0]} · {opening}", room)
     return clip(f"… {plain[at:]}", room)
 
 
