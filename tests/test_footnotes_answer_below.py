@@ -92,6 +92,23 @@ def test_under_a_quoted_question_the_answer_is_inside_the_quote_or_where_kebab_w
     assert answer_below(mine, 0) is None
 
 
+def test_a_model_answer_quoting_the_note_or_leading_into_its_quote_is_found_again() -> None:
+    """A model quotes the note (`> …[^kb-1]`), or opens with an uncited line leading into what
+    it cites: answering again replaced neither, and stacked a second answer above the first."""
+    quoted = lines("Q?\n\n> Restart it with `make run`.\n> Then check.[^kb-1]\n\nMine.")
+    assert answer_below(quoted, 0) == 3
+    lead = lines("Q?\n\nThe notes say:\n\n> Restart it.[^kb-1]\n\nThen check.[^kb-1]\n\nMine.")
+    assert answer_below(lead, 0) == 6
+    in_callout = lines("> [!question] Q?\n>\n> Steps:\n>\n> > Restart it.[^kb-1]\n\nMine.")
+    assert answer_below(in_callout, 0) == 4
+    # the note's own: a quote citing nothing of kebab's, a line leading into nothing it cites
+    assert answer_below(lines("Q?\n\nAt 02:30.[^kb-1]\n\n> my log\n> more[^kb-1] x"), 0) == 2
+    assert answer_below(lines("Q?\n\nMy thoughts:\n\n- mine\n\nAt 02:30.[^kb-1]"), 0) is None
+    assert answer_below(lines("Q?\n\nAt 02:30.[^kb-1]\n\nMy list:\n\n- mine"), 0) == 2
+    lazy = lines("Q?\n\n> > log\nAt 02:30.[^kb-1]")  # a quote's lazy line is the quote's
+    assert answer_below(lazy, 0) is None
+
+
 def test_definitions_only_the_answer_cites_are_unused_once_it_goes() -> None:
     note = lines(
         f"Q?\n\nAt 02:30.[^kb-1] Restore it so.[^kb-2]\n\nI keep [^kb-1] in mind.\n\n"

@@ -164,21 +164,30 @@ def _paragraph_of(text: str, line: int) -> frozenset[str]:
     )
 
 
-def answered_under(lines: list[str], line: int) -> tuple[str, range]:
-    """The note with ANSWER inserted under `line` as Insert writes it, and the answer's lines."""
+# Answers that open with a list, or with a line leading into a quote of the note: a model's
+# answer, or the extractive answerer quoting a list (one answer in eight).
+OPENS_WITH_A_LIST = "- Stop the job.[^kb-1]\n- Run `restic check`.[^kb-1]\n  - then prune[^kb-1]"
+LEADS_INTO_A_QUOTE = "The notes say:\n\n> Run `restic check` first.\n> Then prune.[^kb-1]"
+
+
+def answered_under(lines: list[str], line: int, body: str = ANSWER) -> tuple[str, range]:
+    """The note with `body` inserted under `line` as Insert writes it, and the answer's lines."""
     from kebab.placement import answer_text
 
-    added, stop = answer_text(lines, line, line, ANSWER)
+    added, stop = answer_text(lines, line, line, body)
     rest = lines[stop + 1 :]
     new = "\n".join(lines[: line + 1]) + added + "\n" + "\n".join(rest)
     last = max(i for i, s in enumerate(added.split("\n")) if "[^kb-1]" in s)  # its last line
     return new, range(line + 1, line + last + 1)
 
 
-def host_check(notes: list[Path]) -> tuple[int, list[tuple[str, int]]]:
-    """(question lines answered, (note, line) of those whose note's structure changed) over the
-    lines of `notes` that "Answer with kebab" is offered on."""
+def host_check(notes: list[Path], body: str = ANSWER) -> tuple[int, list[tuple[str, int]]]:
+    """(question lines answered, (note, line) of those whose note's structure changed or where
+    Insert would not find `body` again to replace it) over the lines of `notes` that "Answer
+    with kebab" is offered on and that Insert writes `body` under (a list that ends the answer
+    refuses a question whose children are indented past its items' text: they would be its)."""
     from kebab.lsp.questions import question_at
+    from kebab.placement import keeps_structure
 
     checked, broke = 0, []
     for note in notes:
@@ -186,13 +195,14 @@ def host_check(notes: list[Path]) -> tuple[int, list[tuple[str, int]]]:
         lines = text.split("\n")
         for i, s in enumerate(lines):
             q = question_at(lines, (i, 0), (i, 0)) if s.rstrip().endswith("?") else None
-            if q is None:
+            if q is None or not keeps_structure(lines, q.line, body):
                 continue
             checked += 1
-            new, answer = answered_under(lines, q.line)
+            new, answer = answered_under(lines, q.line, body)
             asked = _paragraph_of(text, q.line)
-            if structure(new, answer, asked) != structure(text, range(0), asked) or (
-                footnotes.answer_below(new.split("\n"), q.line) != answer[-1]
+            if (
+                structure(new, answer, asked) != structure(text, range(0), asked)
+                or footnotes.answer_below(new.split("\n"), q.line) != answer[-1]
             ):
                 broke.append((str(note), q.line + 1))
     return checked, broke
@@ -229,12 +239,13 @@ is it up?
 """
 
 
+@pytest.mark.parametrize("body", [ANSWER, OPENS_WITH_A_LIST, LEADS_INTO_A_QUOTE])
 def test_an_answer_keeps_the_notes_lists_quotes_and_nesting_where_the_question_is(
-    tmp_path: Path,
+    tmp_path: Path, body: str
 ) -> None:
     note = tmp_path / "inbox.md"
     note.write_text(HOSTS, encoding="utf-8")
-    checked, broke = host_check([note])
+    checked, broke = host_check([note], body)
     assert checked == 8 and broke == []  # no action in the code block
 
 
@@ -271,15 +282,16 @@ lazy line of the quote
 """
 
 
+@pytest.mark.parametrize("body", [ANSWER, OPENS_WITH_A_LIST, LEADS_INTO_A_QUOTE])
 def test_an_answer_stays_in_nested_quotes_quotes_in_items_and_takes_lazy_lines_along(
-    tmp_path: Path,
+    tmp_path: Path, body: str
 ) -> None:
     """Every quote and item the question is in holds its answer (`> > Q?`, `  > Q?` in an
     item, `- > Q?`); a line that went on with the question's paragraph without its markers
     stays in its quote or item after the answer, and no list is cut in two."""
     note = tmp_path / "deeper.md"
     note.write_text(DEEPER, encoding="utf-8")
-    checked, broke = host_check([note])
+    checked, broke = host_check([note], body)
     assert checked == 7 and broke == []
 
 
@@ -351,8 +363,11 @@ def test_nested_lists_tabs_and_lazy_lines_keep_their_places_and_headings_and_tab
     whose lazy lines would open a block once written apart after the answer."""
     note = tmp_path / "lists.md"
     note.write_text("\n\n# part\n\n".join(LISTS_AND_LAZY) + "\n", encoding="utf-8")
-    checked, broke = host_check([note])
-    assert checked == len(LISTS_AND_LAZY) and broke == []
+    # a list ending the answer is refused under the two questions with a tab-indented child:
+    # the child, at its items' text column, would become their last item's
+    for body, refused in ((ANSWER, 0), (OPENS_WITH_A_LIST, 2), (LEADS_INTO_A_QUOTE, 0)):
+        checked, broke = host_check([note], body)
+        assert checked == len(LISTS_AND_LAZY) - refused and broke == [], body
     none = tmp_path / "none.md"
     none.write_text("\n\n# part\n\n".join(NO_ACTION) + "\n", encoding="utf-8")
     assert host_check([none]) == (0, [])
@@ -450,8 +465,9 @@ def test_a_question_callout_with_a_lazy_line_is_answered_again_in_place() -> Non
 
 
 @pytest.mark.skipif(not CORPORA.is_dir(), reason="../shared/corpora is not beside the checkout")
-def test_an_answer_under_any_question_of_any_corpus_keeps_its_note_whole() -> None:
-    checked, broke = host_check(sorted(CORPORA.rglob("*.md")))
+@pytest.mark.parametrize("body", [ANSWER, OPENS_WITH_A_LIST, LEADS_INTO_A_QUOTE])
+def test_an_answer_under_any_question_of_any_corpus_keeps_its_note_whole(body: str) -> None:
+    checked, broke = host_check(sorted(CORPORA.rglob("*.md")), body)
     assert checked > 100
     assert broke == [], f"{len(broke)} of {checked} changed their note, first: {broke[:3]}"
 
@@ -483,3 +499,23 @@ def test_a_quoted_link_or_image_points_where_it_did_once_inserted_elsewhere() ->
     assert "`[code](not/a/link.md)`" in body, body  # code, as written
     same, _ = footnotes.render(answer, [_citation("tools/setup.md")], "tools/today.md")
     assert "](../img/save%20dialog.png)" in same and "](filters.md#due-dates)" in same, same
+
+
+def test_a_list_ending_the_answer_takes_another_marker_than_the_notes_list_after_it() -> None:
+    """With the same marker the note's list after the answer would become the answer's (one
+    list, its items the answer's); another bullet or delimiter starts a list of its own."""
+    from kebab.placement import answer_text, keeps_structure
+
+    for mine, quoted, written in (
+        ("- mine", "- Do X.", "* Do X."),
+        ("* mine", "* Do X.", "- Do X."),
+        ("+ mine", "+ Do X.", "- Do X."),
+        ("1. mine", "1. Do X.", "1) Do X."),
+        ("3) mine", "1) Do X.", "1. Do X."),
+        ("* mine", "- Do X.", "- Do X."),  # another marker already: as quoted
+    ):
+        lines = ["Q?", "", mine, mine.replace("mine", "also mine")]
+        body = f"Steps:[^kb-1]\n\n{quoted}[^kb-1]\n{quoted.replace('X', 'Y')}[^kb-1]"
+        text, _ = answer_text(lines, 0, 0, body)
+        assert f"\n{written}[^kb-1]\n" in text, (mine, text)
+        assert keeps_structure(lines, 0, body), mine

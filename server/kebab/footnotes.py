@@ -327,16 +327,37 @@ def _answer_end(lines: list[str], line: int, prefix: str) -> int | None:
         lines[line + 1 :],
     )
     body = [s[len(prefix) :] for s in inside]
-    last = None
+    last, lead = None, False
     for first, end in _blocks(body):
         block = body[first : end + 1]
-        if any(s.lstrip().startswith(">") for s in block):  # a quote inside: the note's own
-            break  # (`> > log`); kebab writes none at its answer's place
-        if _answers(block, lines):
-            last = end
-        elif last is None or not _is_code(block):  # code after one of its paragraphs is the
-            break  # answer's; before the first, the note's own (`>     indented code`)
+        quoted = [s.lstrip().startswith(">") for s in block]
+        answers = _answers(_unquoted(block) if all(quoted) else block, lines)
+        if any(quoted) and not (all(quoted) and answers):
+            break  # a quote of the note's own (`> > log`): kebab's (a model quoting a note)
+            # is quoted whole and ends citing a kebab footnote
+        if answers:
+            last, lead = end, False
+        elif not lead and _leads_in(block, lines):  # "The notes say:" before what it cites
+            lead = True
+        elif lead or last is None or not _is_code(block):  # code after one of its paragraphs
+            break  # is the answer's; before the first, the note's own (`>     indented code`)
     return None if last is None else line + 1 + last
+
+
+def _unquoted(block: list[str]) -> list[str]:
+    """The block without its quote markers: what kebab's answer quotes, as a model writes it
+    (`> Restart it.[^kb-1]`), is read as a paragraph of the answer."""
+    return [QUOTE_MARKERS.sub("", s) for s in block]
+
+
+def _leads_in(block: list[str], lines: list[str]) -> bool:
+    """A one-line paragraph that leads into the next ("The notes say:"), citing nothing but
+    kebab's footnotes: a model's answer may open so, uncited, before the quote or list it
+    cites. It is the answer's only when a paragraph that `_answers` follows it."""
+    if len(block) != 1 or not block[0].rstrip().endswith(":") or _is_code(block):
+        return False
+    labels = _labels_cited(block)
+    return all(x.startswith("kb-") for x in labels) or labels <= kebab_labels(lines)
 
 
 def unused_definitions(lines: list[str], first: int, last: int) -> list[int]:

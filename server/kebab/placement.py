@@ -18,6 +18,7 @@ from kebab.footnotes import answer_below
 from kebab.markdown import VERBATIM_BLOCKS, block_tokens, verbatim_at
 from kebab.syntax import (
     FRESH_BLOCK,
+    LIST_ITEM,
     QUOTE_MARKERS,
     TABLE_DELIMITER,
     VERBATIM_INSIDE,
@@ -40,18 +41,46 @@ def answer_text(lines: list[str], line: int, end: int, body: str) -> tuple[str, 
     body, at the question's place in the note's structure (inside every quote, callout and list
     item it is in: `syntax.answer_prefix`), and a blank line before whatever the note says
     next, in the quotes that line shares with the answer; a line that continued the question
-    lazily (`> Q?` then `more`) goes on after the answer, in the question's quote or item."""
+    lazily (`> Q?` then `more`) goes on after the answer, in the question's quote or item. A
+    list that ends the answer takes another marker than the note's list after it (`_apart`)."""
     prefix = answer_prefix(lines, line)
-    text = "\n" + "\n".join(
-        prefix + b if b.strip() else prefix.rstrip() for b in ["", *body.strip("\n").split("\n")]
-    )
     moved = lines[end + 1 : end + 1 + lazy_lines(lines, end, prefix)]
+    below = next((t for i in range(end + 1, len(lines)) if (t := bare_text(lines[i]))), "")
+    text = "\n" + "\n".join(
+        prefix + b if b.strip() else prefix.rstrip()
+        for b in ["", *_apart(body.strip("\n"), below).split("\n")]
+    )
     after = moved[0] if moved else lines[end + 1] if end + 1 < len(lines) else ""
     # the note's own text next, a paragraph of its own; or a quote's empty line where the answer
     # is not that deep in quotes (it would end the answer with no blank line between)
     if QUOTE_MARKERS.sub("", after).strip() or after.count(">") > prefix.count(">"):
         text += "\n" + (prefix.rstrip() if moved else shared_quote(prefix, after))
     return text + "".join(f"\n{prefix}{bare_text(s)}" for s in moved), end + len(moved)
+
+
+def _apart(body: str, below: str) -> str:
+    """`body` with its last list written with another bullet (`-` → `*`) or delimiter (`1.` →
+    `1)`) when it ends the body and the note's next line (`below`, bare) is an item with the
+    same one: CommonMark starts a new list there, where the same marker would make the note's
+    list after the answer (a question's own sub-items, the next section's list) the answer's."""
+    after = LIST_ITEM.match(below)
+    if after is None:
+        return body
+    tokens = block_tokens(body)
+    opened = [i for i, t in enumerate(tokens) if t.level == 0 and t.nesting == 1]
+    if not opened or tokens[opened[-1]].type not in ("bullet_list_open", "ordered_list_open"):
+        return body
+    mark = after[1][-1]  # `-`, `*`, `+`; `.` or `)` after a number
+    other = {"-": "*", "*": "-", "+": "-", ".": ")", ")": "."}[mark]
+    lines = body.split("\n")
+    for t in tokens[opened[-1] :]:
+        if t.type == "list_item_open" and t.level == 1 and t.map and t.markup == mark:
+            s = lines[t.map[0]]
+            item = LIST_ITEM.match(s.lstrip())
+            if item is not None:
+                at = len(s) - len(s.lstrip()) + len(item[1]) - 1
+                lines[t.map[0]] = s[:at] + other + s[at + 1 :]
+    return "\n".join(lines)
 
 
 def keeps_structure(lines: list[str], line: int, body: str = STAND_IN) -> bool:
@@ -91,10 +120,16 @@ def keeps_structure(lines: list[str], line: int, body: str = STAND_IN) -> bool:
     start = next(i for i in range(line + 1, moved_to) if bare_text(new[i]))  # the body's first
     if start not in after:  # the body begins with what is no block (a link definition)
         return False
+    # in the question's quotes and items, then the blocks the body starts with on its own (an
+    # answer that opens with a list or a quote: a list, a quote, inside them)
     alone = body.strip("\n").split("\n")
-    stands, kind = _split(after[start])
+    own, kind = _split(_in_blocks(alone, 0, len(alone), lambda i: i)[0])
+    stands, opens = _split(after[start])
+    deep = len(asked[0])
     return (
-        stands == asked[0] and kind == _split(_in_blocks(alone, 0, len(alone), lambda i: i)[0])[1]
+        stands[:deep] == asked[0]
+        and [k for k, _ in stands[deep:]] == [k for k, _ in own]
+        and opens == kind
     )
 
 

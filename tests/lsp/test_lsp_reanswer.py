@@ -159,3 +159,29 @@ async def test_a_question_in_a_quote_is_answered_inside_the_quote(editor: KebabC
     await answer_line(editor, uri, f"> {FIRST}")
     assert editor.text(uri) == once  # replaced, not stacked
     editor.close(uri)
+
+
+STARTER = "Where is the sourdough starter kept?"
+LISTED = f"# Baking\n\n{STARTER}\n\n- my own item\n- another of mine\n"
+
+
+async def test_an_answer_that_is_a_list_goes_in_apart_from_the_notes_list(
+    editor: KebabClient,
+) -> None:
+    """The extractive answer quotes the note's list (one answer in eight opens with a list):
+    it was refused as changing the blocks around it. Now it goes in, written with another
+    bullet so the note's own list after it stays a list of its own, and answering again
+    replaces it."""
+    from markdown_it import MarkdownIt
+
+    uri = editor.open(editor.root / "inbox" / "listed.md", LISTED)
+    await answer_line(editor, uri, STARTER)
+    once = editor.text(uri)
+    assert "* Kept in the fridge, fed once a week.[^kb-1]" in once, once
+    tokens = MarkdownIt("commonmark").parse(once)
+    lists = [t.map for t in tokens if t.type == "bullet_list_open" and t.level == 0]
+    mine = once.split("\n").index("- my own item")
+    assert len(lists) == 2 and lists[1] is not None and lists[1][0] == mine, once
+    await answer_line(editor, uri, STARTER)
+    assert editor.text(uri) == once  # replaced, not stacked
+    editor.close(uri)
