@@ -82,6 +82,7 @@ def answer_edits(
     ls: KebabServer,
     snap: textmod.Snapshot,
     line: int,
+    end: int | None,
     answer: Answer,
     note_path: str | None,
     style: str,
@@ -90,9 +91,9 @@ def answer_edits(
     kebab wrote under `line` before is replaced, with the definitions only it cited (the new
     ones go where those were), so answering a line again never stacks a second answer. None
     when the answer would change another block of the note (`placement.keeps_structure`): the
-    line is in a table or code, or a line after it would read differently once apart."""
+    line is in a table or code, or a line after it would read differently once apart. `end`:
+    the last line of the answer kebab wrote under `line` before (`footnotes.answer_below`)."""
     lines = snap.lines
-    end = footnotes.answer_below(lines, line)
     gone = footnotes.unused_definitions(lines, line + 1, end) if end is not None else []
     gone = [i for i in gone if i != line]  # answered under a definition (Insert at cursor)
     dropped = set(gone) | set(range(line + 1, (end if end is not None else line) + 1))
@@ -186,8 +187,9 @@ async def _apply(
                 "was being written; nothing was inserted (the answer is in the response)",
             )
             return None
-        replacing = footnotes.answer_below(snap.lines, line) is not None
-        edits = answer_edits(ls, snap, line, answer, path, style)
+        end = footnotes.answer_below(snap.lines, line)
+        replacing = end is not None
+        edits = answer_edits(ls, snap, line, end, answer, path, style)
         if edits is None:
             _tell(ls, types.MessageType.Warning, _WOULD_BREAK.format(line=line + 1))
             return None
