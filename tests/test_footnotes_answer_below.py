@@ -68,6 +68,17 @@ def test_in_a_callout_the_answer_is_the_rest_of_the_callout() -> None:
     assert answer_below(note, 5) is None
 
 
+def test_a_callout_quoted_as_code_in_the_answer_does_not_end_it() -> None:
+    """A note about callouts quotes one in a fence (`> [!NOTE] Title`): read as a callout's
+    start, it cut the answer short, and answering again left its second half behind."""
+    note = lines(
+        "> [!question] Why is the task not found?\n>\n> Not found in 1.6.3:[^kb-1]\n"
+        "> ```text\n> [!NOTE] Some Title\n> - [ ] Task in callout\n> ```\n>\n"
+        "> The cache is off.[^kb-1]\n> [!note] My own callout\n\nAfter."
+    )
+    assert answer_below(note, 0) == 8
+
+
 def test_under_a_list_items_question_the_answer_is_the_items_indented_content() -> None:
     note = lines("- [ ] When?\n\n  At 02:30.[^kb-1]\n\n  - a nested item of mine\n- another item")
     assert answer_below(note, 0) == 2  # the nested item of the person's stays theirs

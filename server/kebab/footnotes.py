@@ -17,7 +17,6 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from itertools import takewhile
 from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote
@@ -317,16 +316,16 @@ def answer_below(lines: list[str], line: int) -> int | None:
 
 def _answer_end(lines: list[str], line: int, prefix: str) -> int | None:
     """`answer_below` for an answer written after `prefix` (`syntax.answer_prefix`): the
-    lines below that begin with it (or are its blank line), up to a callout's start."""
-    blank = prefix.rstrip()
-    inside = takewhile(
-        lambda s: (
-            (s.startswith(prefix) or s.rstrip() == blank)
-            and not (">" in prefix and CALLOUT_START.match(s))
-        ),
-        lines[line + 1 :],
-    )
-    body = [s[len(prefix) :] for s in inside]
+    lines below that begin with it (or are its blank line), up to a callout's start (outside
+    fenced code: a quoted note's example `> [!NOTE] Title` is no callout)."""
+    blank, body, fence = prefix.rstrip(), [], ""
+    for s in lines[line + 1 :]:
+        if not (s.startswith(prefix) or s.rstrip() == blank):
+            break
+        if ">" in prefix and not fence and CALLOUT_START.match(s):
+            break
+        body.append(s[len(prefix) :])
+        fence = fence_after(body[-1], fence)
     last, lead = None, False
     for first, end in _blocks(body):
         block = body[first : end + 1]
