@@ -118,6 +118,24 @@ def test_a_model_answer_quoting_the_note_or_leading_into_its_quote_is_found_agai
     assert answer_below(lines("Q?\n\nAt 02:30.[^kb-1]\n\nMy list:\n\n- mine"), 0) == 2
     lazy = lines("Q?\n\n> > log\nAt 02:30.[^kb-1]")  # a quote's lazy line is the quote's
     assert answer_below(lazy, 0) is None
+    code = lines("Q?\n\nTo restart:\n\n```sh\nmake run\n```\n\nIt clears the lock.[^kb-1]\n\nMine.")
+    assert answer_below(code, 0) == 8  # the lead-in, its command, what cites them
+
+
+def test_a_question_answered_in_a_quote_below_or_a_line_that_is_no_lead_in_is_the_notes() -> None:
+    """A review's cases: a quote or callout holding another question and its answer, right
+    under the one asked, was replaced with it; so were a heading, an item or a table row
+    ending in `:`, and a line leading into an answer further down."""
+    below = "\n\n> [!question] Why does it hang?\n>\n> The lock file stays.[^kb-2]\n\nMine."
+    assert answer_below(lines(f"How do I restart?{below}"), 0) is None
+    asked = lines("Q1?\n\n> Why does it hang?\n>\n> The lock file stays.[^kb-2]\n\nMine.")
+    assert answer_below(asked, 0) is None
+    inner = "> [!question] Q1?\n>\n> A1.[^kb-1]\n>\n> > [!question] Q2?\n> >\n> > A2.[^kb-2]"
+    assert answer_below(lines(inner), 0) == 2
+    for own in ("## Details:", "- Todo:", "| a:", "> Mine:"):
+        assert answer_below(lines(f"Q?\n\n{own}\n\nRestart it.[^kb-1]\n\nMine."), 0) is None
+    later = lines("Q?\n\nIt times out.[^kb-1]\n\nSummary:\n\nRestart nightly.[^kb-2]")
+    assert answer_below(later, 0) == 2
 
 
 def test_definitions_only_the_answer_cites_are_unused_once_it_goes() -> None:

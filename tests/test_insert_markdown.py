@@ -509,7 +509,7 @@ def test_a_list_ending_the_answer_takes_another_marker_than_the_notes_list_after
     for mine, quoted, written in (
         ("- mine", "- Do X.", "* Do X."),
         ("* mine", "* Do X.", "- Do X."),
-        ("+ mine", "+ Do X.", "- Do X."),
+        ("+ mine", "+ Do X.", "* Do X."),
         ("1. mine", "1. Do X.", "1) Do X."),
         ("3) mine", "1) Do X.", "1. Do X."),
         ("* mine", "- Do X.", "- Do X."),  # another marker already: as quoted
@@ -519,3 +519,8 @@ def test_a_list_ending_the_answer_takes_another_marker_than_the_notes_list_after
         text, _ = answer_text(lines, 0, 0, body)
         assert f"\n{written}[^kb-1]\n" in text, (mine, text)
         assert keeps_structure(lines, 0, body), mine
+    # the answer's own two lists (`* x` then `- a`) stay two: a third bullet for the last
+    body = "Intro.[^kb-1]\n\n* x[^kb-1]\n\n- a[^kb-1]"
+    text, _ = answer_text(["Q?", "", "- mine"], 0, 0, body)
+    assert text.endswith("\n* x[^kb-1]\n\n+ a[^kb-1]"), text
+    assert keeps_structure(["Q?", "", "- mine"], 0, body)

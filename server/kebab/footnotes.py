@@ -32,6 +32,7 @@ from kebab.syntax import (
     HEADING,
     KEBAB_DEFINITION,
     LINK_ELSEWHERE,
+    LIST_ITEM,
     MARKDOWN_LINK,
     QUOTE_MARKERS,
     SPACE_BEFORE_FOOTNOTE,
@@ -330,30 +331,44 @@ def _answer_end(lines: list[str], line: int, prefix: str) -> int | None:
     for first, end in _blocks(body):
         block = body[first : end + 1]
         quoted = [s.lstrip().startswith(">") for s in block]
-        answers = _answers(_unquoted(block) if all(quoted) else block, lines)
-        if any(quoted) and not (all(quoted) and answers):
-            break  # a quote of the note's own (`> > log`): kebab's (a model quoting a note)
-            # is quoted whole and ends citing a kebab footnote
-        if answers:
+        if any(quoted) and not (all(quoted) and _quotes_kebab(block, lines)):
+            break  # a quote of the note's own (`> > log`, a question asked in a quote)
+        if _answers(_unquoted(block), lines):
             last, lead = end, False
-        elif not lead and _leads_in(block, lines):  # "The notes say:" before what it cites
-            lead = True
+        elif last is None and not lead and _leads_in(block, lines):
+            lead = True  # "The notes say:" right under the question, before what it cites
+        elif lead and _is_code(block):
+            continue  # "To restart:", the command, then the paragraph citing where it is from
         elif lead or last is None or not _is_code(block):  # code after one of its paragraphs
             break  # is the answer's; before the first, the note's own (`>     indented code`)
     return None if last is None else line + 1 + last
 
 
 def _unquoted(block: list[str]) -> list[str]:
-    """The block without its quote markers: what kebab's answer quotes, as a model writes it
-    (`> Restart it.[^kb-1]`), is read as a paragraph of the answer."""
+    """The block without its quote markers (a line without any as it is)."""
     return [QUOTE_MARKERS.sub("", s) for s in block]
 
 
+def _quotes_kebab(block: list[str], lines: list[str]) -> bool:
+    """Whether a quoted block is kebab's: a model quoting a note (`> Restart it.[^kb-1]`).
+    Each of its paragraphs ends citing kebab's footnotes, and it asks nothing: a question in
+    a quote or a callout (`> [!question] Why?`), with the answer Insert wrote under it, is the
+    note's own writing."""
+    inner = _unquoted(block)
+    if any(s.lstrip().startswith("[!") or s.rstrip().endswith("?") for s in inner):
+        return False
+    return all(_answers(inner[a : b + 1], lines) for a, b in _blocks(inner))
+
+
 def _leads_in(block: list[str], lines: list[str]) -> bool:
-    """A one-line paragraph that leads into the next ("The notes say:"), citing nothing but
-    kebab's footnotes: a model's answer may open so, uncited, before the quote or list it
-    cites. It is the answer's only when a paragraph that `_answers` follows it."""
-    if len(block) != 1 or not block[0].rstrip().endswith(":") or _is_code(block):
+    """A line of text that leads into what follows ("The notes say:"), citing nothing but
+    kebab's footnotes: a model's answer may open so, uncited, before the quote, list or code
+    whose source it cites. Not a heading, an item, a table row or a quote, which are the
+    note's own."""
+    text = block[0].strip()
+    if len(block) != 1 or not text.endswith(":") or _is_code(block) or HEADING.match(text):
+        return False
+    if LIST_ITEM.match(text) or text.startswith(("|", ">")):
         return False
     labels = _labels_cited(block)
     return all(x.startswith("kb-") for x in labels) or labels <= kebab_labels(lines)

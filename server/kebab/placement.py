@@ -71,7 +71,14 @@ def _apart(body: str, below: str) -> str:
     if not opened or tokens[opened[-1]].type not in ("bullet_list_open", "ordered_list_open"):
         return body
     mark = after[1][-1]  # `-`, `*`, `+`; `.` or `)` after a number
-    other = {"-": "*", "*": "-", "+": "-", ".": ")", ")": "."}[mark]
+    # nor the marker of the answer's own list just before it (`* x` then `- a`: two lists)
+    before = tokens[opened[-2]] if len(opened) > 1 else None
+    taken = {mark}
+    if before is not None and before.type == tokens[opened[-1]].type:
+        taken |= {t.markup for t in tokens[opened[-2] : opened[-1]] if t.type == "list_item_open"}
+    other = next((c for c in ("*-+" if mark in "-*+" else ").") if c not in taken), None)
+    if other is None:
+        return body  # `1.` then `1)` in the answer: Insert refuses it rather than merge lists
     lines = body.split("\n")
     for t in tokens[opened[-1] :]:
         if t.type == "list_item_open" and t.level == 1 and t.map and t.markup == mark:
