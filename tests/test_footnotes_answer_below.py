@@ -136,6 +136,11 @@ def test_a_question_answered_in_a_quote_below_or_a_line_that_is_no_lead_in_is_th
         assert answer_below(lines(f"Q?\n\n{own}\n\nRestart it.[^kb-1]\n\nMine."), 0) is None
     later = lines("Q?\n\nIt times out.[^kb-1]\n\nSummary:\n\nRestart nightly.[^kb-2]")
     assert answer_below(later, 0) == 2
+    # a second review's: a line asked itself (selected) with its answer; a person's footnote
+    asked = lines("Why does it hang?\n\nSummarise the restart steps:\n\nRun make.[^kb-2]")
+    assert answer_below(asked, 0) is None
+    theirs = lines("Q?\n\nAs my runbook says[^ops]:\n\n> Restart it.[^kb-1]\n\n[^ops]: mine")
+    assert answer_below(theirs, 0) is None
 
 
 def test_definitions_only_the_answer_cites_are_unused_once_it_goes() -> None:

@@ -327,18 +327,21 @@ def _answer_end(lines: list[str], line: int, prefix: str) -> int | None:
             break
         body.append(s[len(prefix) :])
         fence = fence_after(body[-1], fence)
-    last, lead = None, False
+    last, lead = None, ""  # "in": a lead-in just read; "code": code after it
     for first, end in _blocks(body):
         block = body[first : end + 1]
         quoted = [s.lstrip().startswith(">") for s in block]
         if any(quoted) and not (all(quoted) and _quotes_kebab(block, lines)):
             break  # a quote of the note's own (`> > log`, a question asked in a quote)
+        if lead == "in" and not _opens_apart(block):
+            break  # a lead-in leads into a quote, a list or code; before a paragraph it is a
+            # line asked itself (a selection ending in `:`), with the answer Insert wrote
         if _answers(_unquoted(block), lines):
-            last, lead = end, False
+            last, lead = end, ""
         elif last is None and not lead and _leads_in(block, lines):
-            lead = True  # "The notes say:" right under the question, before what it cites
+            lead = "in"  # "The notes say:" right under the question, before what it cites
         elif lead and _is_code(block):
-            continue  # "To restart:", the command, then the paragraph citing where it is from
+            lead = "code"  # "To restart:", the command, then the paragraph citing its source
         elif lead or last is None or not _is_code(block):  # code after one of its paragraphs
             break  # is the answer's; before the first, the note's own (`>     indented code`)
     return None if last is None else line + 1 + last
@@ -370,8 +373,14 @@ def _leads_in(block: list[str], lines: list[str]) -> bool:
         return False
     if LIST_ITEM.match(text) or text.startswith(("|", ">")):
         return False
-    labels = _labels_cited(block)
+    labels = {m[0][2:-1] for m in FOOTNOTE_LABEL.finditer(text)}  # `[^ops]:` mid-line too
     return all(x.startswith("kb-") for x in labels) or labels <= kebab_labels(lines)
+
+
+def _opens_apart(block: list[str]) -> bool:
+    """Whether a block is what a lead-in leads into: a quote, a list or code."""
+    text = block[0].strip()
+    return text.startswith(">") or bool(LIST_ITEM.match(text)) or _is_code(block)
 
 
 def unused_definitions(lines: list[str], first: int, last: int) -> list[int]:
