@@ -291,10 +291,12 @@ def answer_below(lines: list[str], line: int) -> int | None:
     writes a blank line, then paragraphs whose every source is a kebab footnote and that end
     citing one (`…02:30.[^kb-1]`; a code block's marker is on the line leading into it, or just
     after it); the first paragraph that is not like that is the note's own writing and ends the
-    answer. Under a question in a quote or callout, the answer is inside it, every line quoted,
-    up to the callout's end; under a list item's question, at the item's content indent: where
-    `syntax.answer_prefix` says. One an earlier kebab wrote one quote in, or at the margin (once
-    the quote has ended), is found too."""
+    answer. A model's quote of a note (`> …[^kb-1]`, asking nothing) is a paragraph of it, and
+    so is an uncited line right under the question that leads into a quote, list or code ("The
+    notes say:"). Under a question in a quote or callout, the answer is inside it, every line
+    quoted, up to the callout's end; under a list item's question, at the item's content
+    indent: where `syntax.answer_prefix` says. One an earlier kebab wrote one quote in, or at
+    the margin (once the quote has ended), is found too."""
     below = lines[line + 1] if line + 1 < len(lines) else "x"
     if QUOTE_MARKERS.sub("", below).strip():
         return None  # the cheap test first: code actions ask for every line the cursor is on
