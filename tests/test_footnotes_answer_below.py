@@ -141,6 +141,8 @@ def test_a_question_answered_in_a_quote_below_or_a_line_that_is_no_lead_in_is_th
     assert answer_below(asked, 0) is None
     theirs = lines("Q?\n\nAs my runbook says[^ops]:\n\n> Restart it.[^kb-1]\n\n[^ops]: mine")
     assert answer_below(theirs, 0) is None
+    remark = lines("Q?\n\nPer my runbook[^ops]: wait, then check.[^kb-1]\n\n[^ops]: mine")
+    assert answer_below(remark, 0) is None  # cites the person's footnote, before a colon
 
 
 def test_definitions_only_the_answer_cites_are_unused_once_it_goes() -> None:

@@ -375,7 +375,7 @@ def _leads_in(block: list[str], lines: list[str]) -> bool:
         return False
     if LIST_ITEM.match(text) or text.startswith(("|", ">")):
         return False
-    labels = {m[0][2:-1] for m in FOOTNOTE_LABEL.finditer(text)}  # `[^ops]:` mid-line too
+    labels = _labels_cited(block)
     return all(x.startswith("kb-") for x in labels) or labels <= kebab_labels(lines)
 
 
@@ -407,7 +407,14 @@ def kebab_labels(lines: list[str]) -> set[str]:
 
 
 def _labels_cited(lines: list[str]) -> set[str]:
-    return {r["label"] for s in lines for r in FOOTNOTE_REFERENCE.finditer(s)}
+    """The footnote labels the lines cite: every label but a definition's own at a line's
+    start, one a `:` follows mid-line too (`As my runbook says[^ops]: wait`), which
+    `FOOTNOTE_REFERENCE` passes over as if it opened a definition."""
+    out: set[str] = set()
+    for s in lines:
+        own = FOOTNOTE_DEFINITION.match(s)
+        out |= {m[0][2:-1] for m in FOOTNOTE_LABEL.finditer(s, own.end() if own else 0)}
+    return out
 
 
 def _answers(block: list[str], lines: list[str]) -> bool:
