@@ -333,3 +333,29 @@ async def test_a_hyphenated_everyday_word_the_notes_lack_is_not_a_name_they_lack
     assert answer.outcome != "not_answered", answer.answer
     assert "quick-and-dirty" not in (answer.refusal_text or ""), answer.refusal_text
     assert [c.path for c in answer.citations + answer.candidates][:1] == ["llm/count-tokens.md"]
+
+
+_LFS_NOTE = """# Size of a model repo
+
+I wanted to know how large the [acme/Llama-3-Base](https://example.com/acme/Llama-3-Base) repo
+was without downloading all of its weights.
+
+Here is the recipe that worked. First, clone it without fetching the LFS files:
+
+```bash
+GIT_LFS_SKIP_SMUDGE=1 git clone https://example.com/acme/Llama-3-Base
+```
+
+Then `git lfs ls-files -s` lists every file with its size.
+"""
+
+
+def test_a_digit_in_a_name_is_not_the_quantity_asked_for(embedder: object) -> None:
+    """ "How big" asks for a number: the sentence that restates the question ("how large the
+    Llama-3 repo was") holds a digit only inside a name, so it is not the whole answer, and the
+    recipe after it is quoted too. (It was quoted alone, `answered`, saying nothing.)"""
+    evidence = [Evidence(1, "git/lfs-size.md", ["Size of a model repo"], 1, 14, _LFS_NOTE, "", 0.8)]
+    answer = Extractive(embedder).answer(  # type: ignore[arg-type]
+        "How can I see how big a model repo is without downloading the weights?", evidence
+    )
+    assert "git lfs ls-files -s" in answer, answer

@@ -20,7 +20,10 @@ WANTS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
             r"|status)|which (port|status))\b|얼마|몇|언제|크기|포트|상태 ?코드",
             re.I,
         ),
-        re.compile(r"\d"),
+        # a number standing as a value (`600`, `15분`, `02:30`, `-1`), not a digit of a name or
+        # a link: "how big" is not answered by "the DeepSeek-V3 repo", nor "which port" by
+        # `python3` or `/blob/4096`
+        re.compile(r"(?<![A-Za-z0-9_/])(?<![A-Za-z_]-)\d"),
     ),
     (  # an emoji or a symbol
         re.compile(r"\b(emoji|emojis|icon|symbol|signifier)\b|이모지|아이콘|기호", re.I),
