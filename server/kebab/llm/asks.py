@@ -23,7 +23,7 @@ WANTS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
         # a number standing as a value (`600`, `15분`, `02:30`, `-1`), not a digit of a name or
         # a link: "how big" is not answered by "the DeepSeek-V3 repo", nor "which port" by
         # `python3` or `/blob/4096`
-        re.compile(r"(?<![A-Za-z0-9_/])(?<![A-Za-z_]-)\d"),
+        re.compile(r"(?<![A-Za-z0-9/])(?<![A-Za-z]-)\d"),
     ),
     (  # an emoji or a symbol
         re.compile(r"\b(emoji|emojis|icon|symbol|signifier)\b|이모지|아이콘|기호", re.I),
