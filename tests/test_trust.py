@@ -350,11 +350,17 @@ Then `git lfs ls-files -s` lists every file with its size.
 """
 
 
-def test_a_digit_in_a_name_is_not_the_quantity_asked_for(embedder: object) -> None:
+@pytest.mark.parametrize("name", ["Llama-3-Base", "Llama-3.1-8B", "Qwen2.5-7B"])
+@pytest.mark.parametrize("step", ["", "1. "])
+def test_a_digit_in_a_name_is_not_the_quantity_asked_for(
+    embedder: object, name: str, step: str
+) -> None:
     """ "How big" asks for a number: the sentence that restates the question ("how large the
-    Llama-3 repo was") holds a digit only inside a name, so it is not the whole answer, and the
-    recipe after it is quoted too. (It was quoted alone, `answered`, saying nothing.)"""
-    evidence = [Evidence(1, "git/lfs-size.md", ["Size of a model repo"], 1, 14, _LFS_NOTE, "", 0.8)]
+    acme/Llama-3.1-8B repo was", a step numbered 1) holds a digit only inside a name or its
+    version, or as its step's number, so it is not the whole answer, and the recipe after it is
+    quoted too. (It was quoted alone, `answered`, saying nothing.)"""
+    text = _LFS_NOTE.replace("Llama-3-Base", name).replace("I wanted", f"{step}I wanted")
+    evidence = [Evidence(1, "git/lfs-size.md", ["Size of a model repo"], 1, 14, text, "", 0.8)]
     answer = Extractive(embedder).answer(  # type: ignore[arg-type]
         "How can I see how big a model repo is without downloading the weights?", evidence
     )

@@ -20,10 +20,15 @@ WANTS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
             r"|status)|which (port|status))\b|얼마|몇|언제|크기|포트|상태 ?코드",
             re.I,
         ),
-        # a number standing as a value (`600`, `15분`, `02:30`, `-1`), not a digit of a name or
-        # a link: "how big" is not answered by "the DeepSeek-V3 repo", nor "which port" by
-        # `python3` or `/blob/4096`
-        re.compile(r"(?<![A-Za-z0-9/])(?<![A-Za-z]-)\d"),
+        # a number standing as a value (`600`, `15분`, `02:30`, `-1`, `HTTP_404`), or glued to
+        # a short option (`-p2222`, `-Xmx4g`) or a cron step (`*/15`); not a digit of a name,
+        # a version in it, a path or a footnote: "how big" is not answered by "the
+        # DeepSeek-V3.1 repo" or "Qwen2.5-7B", "which port" not by `python3`, `/blob/4096` or
+        # `[^1]`
+        re.compile(
+            r"(?<![A-Za-z0-9/.^])(?<![A-Za-z0-9.]-)\d|(?<=\*/)\d"
+            r"|(?<=(?<![^\s`])-[A-Za-z])\d|(?<=-Xm[xs])\d"
+        ),
     ),
     (  # an emoji or a symbol
         re.compile(r"\b(emoji|emojis|icon|symbol|signifier)\b|이모지|아이콘|기호", re.I),

@@ -425,7 +425,8 @@ def _complete(question: str, unit: str, context: str = "") -> bool:
     count = counted(question)
     if count is not None:
         wants.append(count)
-    if not wants or not all(shape.search(unit) for shape in wants):
+    said = LIST_ITEM.sub("", unit.lstrip(), count=1)  # a step's number is not the one asked for
+    if not wants or not all(shape.search(said) for shape in wants):
         return False
     # ...about the question's own subject ("16" in "PostgreSQL 16 runs on nas01" is no port)
     return coverage(query_words(question), terms_of(unit), terms_of(context)) >= 0.5
