@@ -425,7 +425,7 @@ def _complete(question: str, unit: str, context: str = "") -> bool:
     count = counted(question)
     if count is not None:
         wants.append(count)
-    said = LIST_ITEM.sub("", unit.lstrip(), count=1)  # a step's number is not the one asked for
+    said = LIST_ITEM.sub("", unit.lstrip())  # a step's number is not the one asked for
     if not wants or not all(shape.search(said) for shape in wants):
         return False
     # ...about the question's own subject ("16" in "PostgreSQL 16 runs on nas01" is no port)

@@ -28,8 +28,7 @@ def listed(
     A passage whose excerpt reads as one listed above (`_reads_as`) is passed over for the
     next: notes that repeat a sentence (one per theme: "Tasks' setting pane has a one-click
     button…") filled three of five places with it."""
-    said = p.extra.get("first")
-    first = set(said) if isinstance(said, list) else set()
+    first = set(_quoted_first(p))
     out: list[Citation] = []
     for h in nearest(p, n, more=len(p.hits)):
         c = cite(h)
@@ -53,6 +52,13 @@ def _reads_as(a: str, b: str) -> bool:
     return short == long or (short.endswith("…") and long.startswith(short[:-1].rstrip()))
 
 
+def _quoted_first(p: Prepared) -> list[str]:
+    """The chunk ids of the passages the quote would have held, in its order (none from a
+    model)."""
+    said = p.extra.get("first")
+    return said if isinstance(said, list) else []
+
+
 def nearest(p: Prepared, n: int = 3, more: int = 0) -> list[Hit]:
     """The passages closest to a refused question, best first: those set aside as where the
     question is written down (an inbox note) too, so a person sees what was found. One passage
@@ -65,8 +71,7 @@ def nearest(p: Prepared, n: int = 3, more: int = 0) -> list[Hit]:
     English askers, the right note 0.90 -> 0.89). A note's fix section stands for it before the
     problem section it resolves (`_fix_first`). `more` passages follow the `n`, in the same
     order, for a caller that passes some over."""
-    said = p.extra.get("first")
-    first = said if isinstance(said, list) else []
+    first = _quoted_first(p)
     ranked = _fix_first(
         sorted(
             [*p.hits, *p.held[:n]],
