@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from kebab.syntax import LIST_ITEM
 from kebab.text import is_korean, latin_terms, terms_of
 
 # What a question asks for, and what a unit holding it looks like.
@@ -76,6 +77,12 @@ _KEY_TERM = re.compile(
 )
 
 COMMAND = WANTS[-1][1]
+
+
+def holds(shape: re.Pattern[str], unit: str) -> bool:
+    """Whether a unit holds the asked-for shape. A list item's own marker is not said by it:
+    a step's `1.` is not the number "how many" or "which port" asks for."""
+    return bool(shape.search(LIST_ITEM.sub("", unit.lstrip())))
 
 
 _COUNTER_KO = re.compile(r"몇\s*([가-힣]+)")

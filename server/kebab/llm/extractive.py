@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from kebab.llm import Evidence, GenerateRequest, Selection, lead
-from kebab.llm.asks import COMMAND, WANTS, counted, key_terms, names
+from kebab.llm.asks import COMMAND, WANTS, counted, holds, key_terms, names
 from kebab.llm.lead import Read
 from kebab.llm.quoting import as_line, render, source_line, terms_apart
 from kebab.syntax import (
@@ -167,7 +167,6 @@ class Extractive:
             found, _with_what_they_point_at(found, _gaps_filled(found, chosen)), i0
         )
         text = render(found, chosen, question)
-        quoted = " ".join(found[i][1] for i in chosen)
         asked = names(question)
         held = " ".join(ev.text for ev in evidence).lower()
         wants = [shape for asks, shape in WANTS[:-1] if asks.search(question)]
@@ -200,7 +199,9 @@ class Extractive:
             "margin": scores[i1] - max(others, default=0.0),
             "complete": float(complete),
             "asks_shape": float(bool(wants)),
-            "shape": float(bool(wants) and all(w.search(quoted) for w in wants)),
+            "shape": float(
+                bool(wants) and all(any(holds(w, found[i][1]) for i in chosen) for w in wants)
+            ),
             "names_missing": sum(1 for t in asked if t.lower() not in held) / len(asked)
             if asked
             else 0.0,
@@ -345,7 +346,7 @@ def _fit(shape: re.Pattern[str], unit: str) -> float:
         return 1.0
     if shape is COMMAND:
         return 0.5 if shape.search(unit) else 0.0
-    return 1.0 if shape.search(unit) else 0.0
+    return 1.0 if holds(shape, unit) else 0.0
 
 
 def unit_vectors(
@@ -425,8 +426,7 @@ def _complete(question: str, unit: str, context: str = "") -> bool:
     count = counted(question)
     if count is not None:
         wants.append(count)
-    said = LIST_ITEM.sub("", unit.lstrip())  # a step's number is not the one asked for
-    if not wants or not all(shape.search(said) for shape in wants):
+    if not wants or not all(holds(shape, unit) for shape in wants):
         return False
     # ...about the question's own subject ("16" in "PostgreSQL 16 runs on nas01" is no port)
     return coverage(query_words(question), terms_of(unit), terms_of(context)) >= 0.5

@@ -18,7 +18,7 @@ import math
 import msgspec
 
 from kebab.llm import Evidence
-from kebab.llm.asks import WANTS, key_terms
+from kebab.llm.asks import WANTS, holds, key_terms
 from kebab.text import is_fix, is_symptom
 from kebab.units import is_block
 
@@ -138,7 +138,7 @@ def table(question: str, s: Read) -> dict[int, dict[str, float]]:
             "symptom": float(is_symptom(ev.heading_path)),
             "after": float(ev.path == top.path and ev.start_line > top.end_line),
             "sibling": float(ev.path == top.path and ev.marker != top.marker),
-            "shape": float(bool(shapes) and any(all(p.search(u) for p in shapes) for u in said)),
+            "shape": float(bool(shapes) and any(all(holds(p, u) for p in shapes) for u in said)),
             "command": float(how and any(is_block(u) for u in said)),
             "named": sum(1 for t in names if t in text) / len(names) if names else 0.0,
             "other_language": float(not s.mine[ev.marker]),
