@@ -11,7 +11,7 @@ from markdown_it import MarkdownIt
 
 from kebab.llm import Evidence
 from kebab.llm.extractive import Extractive
-from kebab.llm.quoting import render
+from kebab.llm.quoting import quote, render
 from kebab.units import units
 
 _md = MarkdownIt("commonmark")
@@ -75,6 +75,25 @@ def test_a_code_blocks_marker_leads_into_it_never_alone_after_it(embedder: objec
     assert not [ln for ln in lines if ln.strip().startswith("[#") and ln.strip().endswith("]")]
     opening = next(i for i, ln in enumerate(lines) if ln.startswith("```"))
     assert opening > 0 and "[#1]" in lines[opening - 1], answer
+
+
+@pytest.mark.parametrize(
+    ("heading", "caption"),
+    [
+        ("Rotation", "Rotation: [#1]"),
+        ("`Object`의 길이 체크는 `Object.keys`를 사용한다.", "`Object.keys`를 사용한다. [#1]"),
+        ("3. VS Code", "3\\. VS Code: [#1]"),
+    ],
+)
+def test_a_block_without_a_lead_in_is_captioned_by_its_heading_as_it_reads(
+    heading: str, caption: str
+) -> None:
+    """A heading that is a sentence was captioned "…사용한다.:", and "3. VS Code:" rendered as
+    the third item of a numbered list holding the caption."""
+    text = quote('```json\n{ "files.autoSave": "on" }\n```', 1, "q", heading)
+    assert text.split("\n")[0].endswith(caption), text
+    first = _md.parse(text)[0]
+    assert first.type == "paragraph_open", text
 
 
 def test_a_sentence_pointing_above_is_quoted_with_what_it_points_at(embedder: object) -> None:

@@ -10,11 +10,13 @@ import re
 from collections.abc import Iterator
 
 from kebab.syntax import (
+    ATTRIBUTE_LIST,
     AUTOLINK,
     CALLOUT_TYPE_LOOSE,
     CODE_AND_STRONG_MARKS,
     DIALECT_MARKER,
     FENCE_LINE,
+    FILE_INCLUDE,
     FOOTNOTE_LABEL,
     HEADING_MARK,
     HTML_COMMENT_TO_END,
@@ -40,6 +42,7 @@ _INLINE: list[tuple[re.Pattern[str], str]] = [
     (HEADING_MARK, ""),
     (LIST_LEAD, ""),  # list markers, task boxes
     (IMAGE, " "),  # an image is not text: its alt is often just "image"
+    (ATTRIBUTE_LIST, " "),  # `{ loading=lazy }` after it: styling
     (MARKDOWN_LINK_SHOWN, r"\1"),  # [text](target) → text
     (WIKILINK_ALIAS, r"\1"),  # [[target|alias]] → alias
     (WIKILINK_HEADING_HERE, r"\1"),  # [[#Heading]] → Heading
@@ -90,7 +93,7 @@ def _plain_lines(lines: list[str]) -> Iterator[str]:
             fenced = not fenced
             continue
         if fenced:  # its tags and marks are code; a line's lead (`# comment`) reads as Markdown
-            yield _lead_dropped(line).strip()
+            yield FILE_INCLUDE.sub(" ", _lead_dropped(line)).strip()  # `{! a.css !}`: a file
         elif not DIALECT_MARKER.match(line.strip()):  # `/// tip | 팁`, `!!! note`: markup
             yield _plain(line)
 
@@ -106,10 +109,13 @@ def _lead_dropped(line: str) -> str:
 def _plain(line: str) -> str:
     if TABLE_RULE.match(line):
         return ""
-    # inside a code span, `<Ctrl b><d>`, `__init__` and `*args` are what they say
-    line = outside_code(line, _inline, lambda span: span.strip("`"))
-    if line.count("|") >= 2:
-        line = " · ".join(c.strip() for c in line.strip().strip("|").split("|") if c.strip())
+    # inside a code span, `<Ctrl b><d>`, `__init__` and `*args` are what they say; a table's
+    # cells are split by the pipes outside code only (`{{a|b}}` in a command is the command's)
+    row = outside_code(line, lambda t: "|" * t.count("|"), lambda _: "").count("|") >= 2
+    cell = "\x1f" if row else "|"
+    line = outside_code(line, lambda t: _inline(t).replace("|", cell), lambda s: s.strip("`"))
+    if row:
+        line = " · ".join(c.strip() for c in line.strip().strip("\x1f").split("\x1f") if c.strip())
     return line.strip()
 
 

@@ -524,6 +524,13 @@ BREAK_TAG = re.compile(r"</?(?:br|p|div|li|ul|ol|tr|td|th)\b[^<>]*>", re.IGNOREC
 """A tag that breaks a line or a block (`a<br>b`, `<li>a</li><li>b</li>` in a table cell): a
 space where it stood, not nothing, or two code spans run into one."""
 
+ATTRIBUTE_LIST = re.compile(
+    r"\{:?\s*(?:[.#][\w-]+|[\w-]+=(?:\"[^\"\n]*\"|[^\s{}]+))"
+    r"(?:\s+(?:[.#][\w-]+|[\w-]+=(?:\"[^\"\n]*\"|[^\s{}]+)))*\s*\}"
+)
+"""A Markdown attribute list (`{ loading=lazy }`, `{ .md-button }`, `{#id width="300"}`), as
+mkdocs' attr_list puts after an image, a link or a paragraph: styling, never text."""
+
 SNIPPET_INCLUDE = re.compile(r"\{[*!%][^{}\n]*[*!%]\}")
 """A mkdocs / snippet include (`{* file.py *}`, `{! a.md !}`) or a template tag (`{% x %}`) in
 prose: a file's contents or a directive, never text of its own (in code, `in_prose`, it is
@@ -541,7 +548,8 @@ MKDOCS_BLOCK = re.compile(
 3 an admonition's marker and type (and title), 4 and 5 a tab's marker and quoted title. Not a
 setext heading's `===` rule, nor prose that starts `??? no idea why` or `!!! Important:`."""
 
-DIALECT_MARKER = re.compile(r"^(///|:::|!!!|\?\?\?\+?)(\s|$)|^(</?[A-Za-z][^<>]*>)+$")
-"""A block marker of a Markdown dialect on a stripped line: pymdownx `/// tip`, fenced divs
+DIALECT_MARKER = re.compile(r"^(/{3,}|:{3,}|!!!|\?\?\?\+?)(\s|$)|^(</?[A-Za-z][^<>]*>)+$")
+"""A block marker of a Markdown dialect on a stripped line: pymdownx `/// tip` (`//// tab`
+nested in it), fenced divs
 `::: note`, mkdocs admonitions `!!! warning "Title"` and `???+`, and lines of nothing but HTML
 tags (`<div class="termy">`): markup around text, never text to quote."""

@@ -58,7 +58,9 @@ EMBEDDED_CHARS = 1500  # of one unit
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
-VERSION = "units-10"  # 10: a line opening with ``` and holding another ` is a code span, no fence
+VERSION = (
+    "units-11"  # 11: a block a sentence points at ("아래와 같은 명령") or `cmd -x`; `////` tabs
+)
 _QUESTION_END = re.compile(r"[?？]$|[가-힣](까|까요|나요|가요|는가|는지|을지|니|냐)$")
 
 
@@ -141,7 +143,7 @@ def units(text: str) -> list[str]:
     lead = False  # the last merged unit is a lead-in still taking list items
     for unit in out:
         item = LIST_ITEM.match(unit)
-        if is_block(unit) and merged and _introduces(merged[-1]):
+        if is_block(unit) and merged and introduces(merged[-1]):
             merged[-1] = f"{merged[-1]}\n{unit}"  # "Run this:" and the block it introduces
             lead = False
         # A list stays a list: its items keep their own lines and markers (numbered steps read
@@ -248,13 +250,16 @@ def _block(fence: list[str]) -> str:
 
 def _worth_quoting(fence: list[str], before: list[str]) -> bool:
     """A block that only gives a file its shape (`}`, `[Timer]`) says nothing; one a sentence
-    introduces ("adding the following line:" `AllowUsers *@100.64.0.0/10`) is what it is about."""
+    introduces ("adding the following line:" `AllowUsers *@100.64.0.0/10`, "아래와 같은 명령을
+    사용한다." `swapoff -a`) is what it is about."""
     return any(_says(ln.strip()) for ln in fence[1:]) or bool(
-        before and _introduces(before[-1]) and any(ln.strip() for ln in fence[1:])
+        before
+        and (introduces(before[-1]) or leads_into(before[-1]))
+        and any(ln.strip() for ln in fence[1:])
     )
 
 
-def _introduces(unit: str) -> bool:
+def introduces(unit: str) -> bool:
     """A line that leads into what follows it ("Run this:", "The config looks like this:")."""
     return unit.rstrip("*_ ").endswith(":") and len(unit) < 300 and not is_block(unit)
 
@@ -407,9 +412,10 @@ def _points_elsewhere(line: str) -> bool:
 
 
 def _says(code_line: str) -> bool:
-    """Two or more words, or a setting (`Persistent=true`, `port: 80`)."""
+    """Two or more words, a setting (`Persistent=true`, `port: 80`), or a command and its
+    option (`swapoff -a`)."""
     return len(re.findall(r"[^\W\d_]{2,}", code_line)) >= 2 or bool(
-        re.search(r"\w\s*[=:]", code_line)
+        re.search(r"\w\s*[=:]|[^\W\d_]{2,}\s+--?[A-Za-z]", code_line)
     )
 
 

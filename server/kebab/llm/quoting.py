@@ -85,8 +85,21 @@ def quote(unit: str, marker: int, question: str, where: str = "") -> str:
     block = "\n".join(
         [opening, *_block_lines(code, question), closing.group() if closing else FENCE]
     )
-    lead = as_line(head) if head else where.rstrip(":") + ":"
+    lead = as_line(head) if head else _caption(where)
     return f"{lead} [#{marker}]\n{block}"
+
+
+_OPENS_BLOCK = re.compile(r"^(\d{1,9})([.)])(?=\s|$)|^([-*+>#])(?=\s|$)")
+
+
+def _caption(where: str) -> str:
+    """The line over a block quoted without one of its own: where it is from ("Install:"). A
+    heading that is a sentence keeps its stop ("`Object.keys`를 사용한다.", never ".:"), and one
+    numbered like a step ("3. VS Code") is escaped, or it would read as a list's third item."""
+    text = where.strip().rstrip(":").rstrip()
+    if not text.endswith((".", "!", "?", "。", "…")):
+        text += ":"
+    return _OPENS_BLOCK.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[3]}", text, count=1)
 
 
 def render(found: list[tuple[Evidence, str]], chosen: list[int], question: str) -> str:
