@@ -117,6 +117,20 @@ def test_a_lead_in_whose_passage_ends_before_what_it_introduces_is_not_quoted() 
     assert _with_what_they_point_at(listed, [0]) == [0, 1]  # what it introduces, taken
 
 
+def test_a_line_leading_into_an_included_file_leads_into_nothing_after_it() -> None:
+    """The line "이를 `/api/v1/openapi.json`에서 제공하도록 설정하려면:" then `{* app.py *}`: the
+    sentence after the include was joined to it and read as how to serve it there."""
+    text = (
+        "예를 들어, `/api/v1/openapi.json`에서 제공하도록 설정하려면:\n\n"
+        "{* ../../docs_src/metadata/tutorial002_py310.py hl[3] *}\n\n"
+        "OpenAPI 스키마를 완전히 비활성화하려면 `openapi_url=None`으로 설정합니다."
+    )
+    assert units(text) == [
+        "예를 들어, `/api/v1/openapi.json`에서 제공하도록 설정하려면:",
+        "OpenAPI 스키마를 완전히 비활성화하려면 `openapi_url=None`으로 설정합니다.",
+    ]
+
+
 def test_table_rows_read_with_their_header() -> None:
     text = "| Abbreviation | Expanded Text |\n| --- | --- |\n| `tm` | `tomorrow` |\n"
     assert units(text) == ["Abbreviation: `tm`; Expanded Text: `tomorrow`"]

@@ -58,9 +58,9 @@ EMBEDDED_CHARS = 1500  # of one unit
 MAX_UNITS = 16  # units embedded per passage (the rest are still quotable, embedded when asked)
 # Stored unit vectors are rows in the order `units()` returns: any change to the splitting
 # changes this, and vectors made by another version are recomputed rather than misread.
-VERSION = (
-    "units-11"  # 11: a block a sentence points at ("아래와 같은 명령") or `cmd -x`; `////` tabs
-)
+# 11: a block a sentence points at ("아래와 같은 명령"), `cmd -x`; `////` tabs; a line leading
+# into a file include leads into nothing after it
+VERSION = "units-11"
 _QUESTION_END = re.compile(r"[?？]$|[가-힣](까|까요|나요|가요|는가|는지|을지|니|냐)$")
 
 
@@ -83,7 +83,7 @@ def units(text: str) -> list[str]:
 
     fence: list[str] | None = None  # the open code block: its opening line, then its lines
     opener = ""  # the open block's fence: one opened with four backticks closes on four or more
-    text = in_prose(HTML_COMMENT.sub("", text), lambda prose: SNIPPET_INCLUDE.sub("", prose))
+    text = in_prose(HTML_COMMENT.sub("", text), _includes_marked)
     lines = outside_code(text, lambda t: FILE_INCLUDE.sub("", t)).split("\n")
     lines = _mkdocs_bodies(lines)
     indented = _indented_code(lines)
@@ -118,9 +118,10 @@ def units(text: str) -> list[str]:
             if out and out[-1].startswith("|"):
                 header = _cells(out.pop())
             continue
-        if not line or line.startswith("#") or DIALECT_MARKER.match(line):
+        if not line or line.startswith("#") or DIALECT_MARKER.match(line) or line == _INCLUDED:
             flush()
             header = []
+            out.extend([_INCLUDED] if line == _INCLUDED else [])
             continue
         if FOOTNOTE_DEFINITION.match(line):  # an aside on another sentence, not one of its own
             flush()
@@ -143,7 +144,10 @@ def units(text: str) -> list[str]:
     lead = False  # the last merged unit is a lead-in still taking list items
     for unit in out:
         item = LIST_ITEM.match(unit)
-        if is_block(unit) and merged and introduces(merged[-1]):
+        if unit == _INCLUDED:  # what led into a file's code leads into nothing here
+            merged.append(unit)
+            lead = False
+        elif is_block(unit) and merged and introduces(merged[-1]):
             merged[-1] = f"{merged[-1]}\n{unit}"  # "Run this:" and the block it introduces
             lead = False
         # A list stays a list: its items keep their own lines and markers (numbered steps read
@@ -156,10 +160,19 @@ def units(text: str) -> list[str]:
         else:
             merged.append(unit)
             lead = False
-    return [u for u in merged if _quotable(u)]
+    return [u for u in merged if u != _INCLUDED and _quotable(u)]
 
 
 FENCE = "```"
+_INCLUDED = "\ue000"  # a line where the note includes a file (`{* app.py *}`)
+
+
+def _includes_marked(prose: str) -> str:
+    """Prose with its includes and template tags gone, and a line holding only a file include
+    marked: "to serve it at `/api/v1`:" then `{* app.py *}` leads into code the passage does
+    not hold, never into the sentence after it ("`openapi_url=None` turns it off")."""
+    lines = [_INCLUDED if FILE_INCLUDE.fullmatch(s.strip()) else s for s in prose.split("\n")]
+    return SNIPPET_INCLUDE.sub("", "\n".join(lines))
 
 
 @lru_cache(maxsize=1)
