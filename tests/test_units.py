@@ -12,7 +12,7 @@ import pytest
 from kebab import units as units_mod
 from kebab.embed.use import UniversalSentenceEncoder
 from kebab.llm import Evidence
-from kebab.llm.extractive import Extractive, _with_what_they_point_at
+from kebab.llm.extractive import Extractive
 from kebab.rag import outcome
 from kebab.rag.citations import self_declared_lack
 from kebab.text import is_korean
@@ -97,24 +97,6 @@ def test_the_answer_quotes_the_command_its_sentence_points_at(
     )
     answer = Extractive(embedder).answer("리눅스에서 스왑 끄는 명령어가 뭐였지?", [passage])
     assert "비활성화 하려는 경우" in answer and "swapoff -a" in answer, answer
-
-
-def test_a_lead_in_whose_passage_ends_before_what_it_introduces_is_not_quoted() -> None:
-    """The values sit under the next heading: a quote ending "…기본 권장 설정은 다음과
-    같다:" promised a list the answer never showed. Alone, it is still what there is."""
-    values = _ev(1, "SQLCipher 4", "- kdfIter = 256000\n")
-    intro = _ev(2, "암호 기억하기", "암호를 저장한다.\n\n기본 권장 설정은 다음과 같다:\n")
-    found = [
-        (values, "- kdfIter = 256000"),
-        (intro, "암호를 저장한다."),
-        (intro, intro.text[11:-1]),
-    ]
-    assert found[2][1] == "기본 권장 설정은 다음과 같다:"
-    assert _with_what_they_point_at(found, [0, 1, 2]) == [0, 1]
-    assert _with_what_they_point_at(found, [2]) == [2]
-    steps = _ev(3, "Install", "Run this:\n\n- `make`\n")
-    listed = [(steps, "Run this:"), (steps, "- `make`")]
-    assert _with_what_they_point_at(listed, [0]) == [0, 1]  # what it introduces, taken
 
 
 def test_a_line_leading_into_an_included_file_leads_into_nothing_after_it() -> None:

@@ -147,7 +147,7 @@ def units(text: str) -> list[str]:
         if unit == _INCLUDED:  # what led into a file's code leads into nothing here
             merged.append(unit)
             lead = False
-        elif is_block(unit) and merged and introduces(merged[-1]):
+        elif is_block(unit) and merged and _introduces(merged[-1]):
             merged[-1] = f"{merged[-1]}\n{unit}"  # "Run this:" and the block it introduces
             lead = False
         # A list stays a list: its items keep their own lines and markers (numbered steps read
@@ -267,12 +267,12 @@ def _worth_quoting(fence: list[str], before: list[str]) -> bool:
     사용한다." `swapoff -a`) is what it is about."""
     return any(_says(ln.strip()) for ln in fence[1:]) or bool(
         before
-        and (introduces(before[-1]) or leads_into(before[-1]))
+        and (_introduces(before[-1]) or leads_into(before[-1]))
         and any(ln.strip() for ln in fence[1:])
     )
 
 
-def introduces(unit: str) -> bool:
+def _introduces(unit: str) -> bool:
     """A line that leads into what follows it ("Run this:", "The config looks like this:")."""
     return unit.rstrip("*_ ").endswith(":") and len(unit) < 300 and not is_block(unit)
 

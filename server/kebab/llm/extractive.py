@@ -54,7 +54,6 @@ from kebab.text import (
 )
 from kebab.units import (
     embedding_text,
-    introduces,
     is_block,
     is_navigation,
     is_wordless,
@@ -545,22 +544,17 @@ def _gaps_filled(found: list[tuple[Evidence, str]], chosen: list[int]) -> list[i
 def _with_what_they_point_at(found: list[tuple[Evidence, str]], chosen: list[int]) -> list[int]:
     """`chosen` with what its sentences point at: a sentence that says "run the commands below"
     takes the block after it; one that says "the same example as above" takes the block before
-    it (the nearest above). One left pointing at nothing its passage holds ("설정은 다음과
-    같다:" closing a section, the values under the next heading) is left out: quoted last, it
-    promised what the answer did not give."""
+    it (the nearest above), or is left out when the passage has none (it points at nothing)."""
     out = list(chosen)
     for i in chosen:
         unit, ev = found[i][1], found[i][0]
-        if leads_into(unit) or introduces(unit):
-            follows = _what_follows(found, i)
-            out += follows
-            if not follows and introduces(unit) and len(out) > 1:
-                out.remove(i)
+        if leads_into(unit):
+            out += _what_follows(found, i)
         if not is_block(unit) and _POINTS_BACK.search(unit):
             above = [j for j in range(i) if found[j][0] is ev and is_block(found[j][1])]
             if above:
                 out.append(above[-1])  # the nearest block above it
-            elif len(out) > 1 and i in out:
+            elif len(out) > 1:
                 out.remove(i)
     out = list(dict.fromkeys(out))
     # in reading order within a passage; passages in the order they were chosen (the likeliest
