@@ -3,6 +3,8 @@ person reads, never the Markdown dialect's markup, and never a command changed."
 
 from __future__ import annotations
 
+import time
+
 from kebab.excerpts import excerpt
 
 
@@ -26,3 +28,20 @@ def test_an_excerpt_leaves_out_mkdocs_markup() -> None:
         "A [button](x.md){ .md-button } and a set `{ a=1 }`."
     )
     assert excerpt(note) == "Set it so. Run it. A button and a set { a=1 }."
+
+
+def test_what_only_looks_like_an_attribute_list_is_text_and_never_slow() -> None:
+    """A review's cases: a formula, a template and a value mid-sentence are text; a long line
+    of quoted attributes with no closing brace took seconds (each pair doubled the time)."""
+    assert excerpt("$\\sum_{i=1}^{n} x_i$ and {{ .Title }} then {{#if}}") == (
+        "$\\sum_{i=1}^{n} x_i$ and {{ .Title }} then {{#if}}"
+    )
+    assert excerpt("The config is {a=1, b=2} in use.") == "The config is {a=1, b=2} in use."
+    long = "![shot](a.png){ " + " ".join(f'w{i}="{i}"' for i in range(40))
+    started = time.perf_counter()
+    assert excerpt(long).startswith("{ w0=")  # no closing brace: not an attribute list
+    assert time.perf_counter() - started < 0.5
+
+
+def test_a_bash_expansion_is_code_not_an_include() -> None:
+    assert excerpt("```bash\necho ${!BASH*}\n```") == "echo ${!BASH*}"

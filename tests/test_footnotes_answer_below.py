@@ -110,9 +110,9 @@ def test_a_model_answer_quoting_the_note_or_leading_into_its_quote_is_found_agai
     assert answer_below(quoted, 0) == 3
     lead = lines("Q?\n\nThe notes say:\n\n> Restart it.[^kb-1]\n\nThen check.[^kb-1]\n\nMine.")
     assert answer_below(lead, 0) == 6
-    # a quote whose lines ask something, as a model quotes a FAQ: found again, not stacked
-    asks = lines("Q?\n\n> Does it hang?\n> Only when the lock stays.[^kb-1]\n\nMine.")
-    assert answer_below(asks, 0) == 3
+    # a person's follow-up quote that asks and cites kebab's answer is theirs, never deleted
+    asks = lines("Q?\n\n> Does it hang?\n> I think so, same lock.[^kb-1]\n\nMine.")
+    assert answer_below(asks, 0) is None
     in_callout = lines("> [!question] Q?\n>\n> Steps:\n>\n> > Restart it.[^kb-1]\n\nMine.")
     assert answer_below(in_callout, 0) == 4
     # the note's own: a quote citing nothing of kebab's, a line leading into nothing it cites

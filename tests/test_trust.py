@@ -16,6 +16,7 @@ import pytest
 
 from conftest import MakeWorkspace
 from kebab.llm import Evidence
+from kebab.llm.asks import WANTS, holds
 from kebab.llm.extractive import Extractive
 from kebab.workspace import Workspace
 from llm_server import ask
@@ -365,3 +366,14 @@ def test_a_digit_in_a_name_is_not_the_quantity_asked_for(
         "How can I see how big a model repo is without downloading the weights?", evidence
     )
     assert "git lfs ls-files -s" in answer, answer
+
+
+def test_no_steps_number_is_the_number_asked_for() -> None:
+    """A lead-in with its numbered steps is one unit: `2.` on its second line passed for the
+    port asked for, so the steps alone looked like the answer (a review's case)."""
+    number = WANTS[1][1]
+    steps = "To restart the sync service:\n1. Stop the sync timer\n2. Start the sync service"
+    assert not holds(number, steps)
+    assert not holds(number, "> 1. Open the settings")
+    assert holds(number, "- It listens on 8384.")
+    assert holds(number, "Wait 15 minutes.")

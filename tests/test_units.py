@@ -113,6 +113,15 @@ def test_a_line_leading_into_an_included_file_leads_into_nothing_after_it() -> N
     ]
 
 
+def test_a_pointing_sentence_keeps_a_command_not_a_files_shape() -> None:
+    """A review's cases: "We use nginx" is no pointer, so a block of only `}` stays out; an
+    include in a list item keeps the prose after it prose, not code."""
+    assert units("We use nginx as the proxy.\n\n```nginx\n}\n```") == ["We use nginx as the proxy."]
+    item = "1. Create a file `main.py`:\n\n    {* ../../docs_src/app.py *}\n\n    Then run it."
+    assert units(item) == ["1. Create a file `main.py`:", "Then run it."]
+    assert units("```bash\necho ${!BASH*}\n```") == ["```bash\necho ${!BASH*}\n```"]
+
+
 def test_table_rows_read_with_their_header() -> None:
     text = "| Abbreviation | Expanded Text |\n| --- | --- |\n| `tm` | `tomorrow` |\n"
     assert units(text) == ["Abbreviation: `tm`; Expanded Text: `tomorrow`"]

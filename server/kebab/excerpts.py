@@ -41,8 +41,8 @@ _INLINE: list[tuple[re.Pattern[str], str]] = [
     (CALLOUT_TYPE_LOOSE, ""),  # a callout's [!note]
     (HEADING_MARK, ""),
     (LIST_LEAD, ""),  # list markers, task boxes
+    (ATTRIBUTE_LIST, " "),  # `{ loading=lazy }` after an image or a link: styling
     (IMAGE, " "),  # an image is not text: its alt is often just "image"
-    (ATTRIBUTE_LIST, " "),  # `{ loading=lazy }` after it: styling
     (MARKDOWN_LINK_SHOWN, r"\1"),  # [text](target) → text
     (WIKILINK_ALIAS, r"\1"),  # [[target|alias]] → alias
     (WIKILINK_HEADING_HERE, r"\1"),  # [[#Heading]] → Heading

@@ -355,13 +355,15 @@ def _unquoted(block: list[str]) -> list[str]:
 
 
 def _quotes_kebab(block: list[str], lines: list[str]) -> bool:
-    """Whether a quoted block is kebab's: a model quoting a note (`> Restart it.[^kb-1]`, or
-    `> Does it hang?` then `> Only when the lock stays.[^kb-1]`). Each of its paragraphs ends
-    citing kebab's footnotes, and it is no callout: a question in a quote or a callout
-    (`> [!question] Why?`), with the answer Insert wrote under it, is the note's own writing,
-    and there the question is a paragraph of its own, citing nothing."""
+    """Whether a quoted block is kebab's: a model quoting a note (`> Restart it.[^kb-1]`).
+    Each of its paragraphs ends citing kebab's footnotes, and it asks nothing: a question in
+    a quote or a callout (`> [!question] Why?`), with the answer Insert wrote under it, is the
+    note's own writing. (A model's quote of lines that ask, `> Does it hang?` then `> Only
+    when the lock stays.[^kb-1]`, is not found again and a second answer stacks above it: a
+    person's own follow-up quote citing kebab's answer reads the same, and deleting it would
+    be worse.)"""
     inner = _unquoted(block)
-    if any(s.lstrip().startswith("[!") for s in inner):
+    if any(s.lstrip().startswith("[!") or s.rstrip().endswith("?") for s in inner):
         return False
     return all(_answers(inner[a : b + 1], lines) for a, b in _blocks(inner))
 

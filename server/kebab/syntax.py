@@ -524,19 +524,21 @@ BREAK_TAG = re.compile(r"</?(?:br|p|div|li|ul|ol|tr|td|th)\b[^<>]*>", re.IGNOREC
 """A tag that breaks a line or a block (`a<br>b`, `<li>a</li><li>b</li>` in a table cell): a
 space where it stood, not nothing, or two code spans run into one."""
 
+_ATTRIBUTE = r'(?:[.#][\w-]+|[\w-]+=(?:"[^"\n]*"|[^\s{}"][^\s{}]*))'
+_ATTRIBUTES = r"\{:?[ \t]*" + _ATTRIBUTE + r"(?:[ \t]+" + _ATTRIBUTE + r")*[ \t]*\}"
 ATTRIBUTE_LIST = re.compile(
-    r"\{:?\s*(?:[.#][\w-]+|[\w-]+=(?:\"[^\"\n]*\"|[^\s{}]+))"
-    r"(?:\s+(?:[.#][\w-]+|[\w-]+=(?:\"[^\"\n]*\"|[^\s{}]+)))*\s*\}"
+    r"(?<=[)\]]) ?" + _ATTRIBUTES + r"|(?<!\S)" + _ATTRIBUTES + r"(?=[ \t]*$)", re.M
 )
-"""A Markdown attribute list (`{ loading=lazy }`, `{ .md-button }`, `{#id width="300"}`), as
-mkdocs' attr_list puts after an image, a link or a paragraph: styling, never text."""
+"""A Markdown attribute list (`{ loading=lazy }`, `{ .md-button }`, `{#id width="300"}`) right
+after an image or a link, or ending a line, as mkdocs' attr_list writes it: styling, never
+text. Not a template's `{{ .Title }}`, a formula's `_{i=1}`, nor `{a=1}` mid-sentence."""
 
-SNIPPET_INCLUDE = re.compile(r"\{[*!%][^{}\n]*[*!%]\}")
+SNIPPET_INCLUDE = re.compile(r"(?<!\$)\{[*!%][^{}\n]*[*!%]\}")
 """A mkdocs / snippet include (`{* file.py *}`, `{! a.md !}`) or a template tag (`{% x %}`) in
 prose: a file's contents or a directive, never text of its own (in code, `in_prose`, it is
 code)."""
 
-FILE_INCLUDE = re.compile(r"\{[*!][^{}\n]*[*!]\}")
+FILE_INCLUDE = re.compile(r"(?<!\$)\{[*!][^{}\n]*[*!]\}")
 """A mkdocs / snippet include (`{* file.py *}`, `{!> a.py !}`), in prose or in a fenced block:
 the file's contents go there when the site is built."""
 

@@ -93,7 +93,7 @@ def units(text: str) -> list[str]:
             if fence is None:
                 flush()
                 fence = [FENCE]
-            fence.append(raw)
+            fence.append(raw.replace(_INCLUDED, ""))
             if i + 1 not in indented:
                 if _worth_quoting(fence, out):
                     out.append(_block(fence))
@@ -171,7 +171,10 @@ def _includes_marked(prose: str) -> str:
     """Prose with its includes and template tags gone, and a line holding only a file include
     marked: "to serve it at `/api/v1`:" then `{* app.py *}` leads into code the passage does
     not hold, never into the sentence after it ("`openapi_url=None` turns it off")."""
-    lines = [_INCLUDED if FILE_INCLUDE.fullmatch(s.strip()) else s for s in prose.split("\n")]
+    lines = [
+        s[: len(s) - len(s.lstrip())] + _INCLUDED if FILE_INCLUDE.fullmatch(s.strip()) else s
+        for s in prose.split("\n")
+    ]  # in its list item or admonition still: the prose after it stays prose
     return SNIPPET_INCLUDE.sub("", "\n".join(lines))
 
 
@@ -267,7 +270,7 @@ def _worth_quoting(fence: list[str], before: list[str]) -> bool:
     사용한다." `swapoff -a`) is what it is about."""
     return any(_says(ln.strip()) for ln in fence[1:]) or bool(
         before
-        and (_introduces(before[-1]) or leads_into(before[-1]))
+        and (_introduces(before[-1]) or bool(_POINTS_BELOW.search(before[-1])))
         and any(ln.strip() for ln in fence[1:])
     )
 
@@ -276,6 +279,12 @@ def _introduces(unit: str) -> bool:
     """A line that leads into what follows it ("Run this:", "The config looks like this:")."""
     return unit.rstrip("*_ ").endswith(":") and len(unit) < 300 and not is_block(unit)
 
+
+_POINTS_BELOW = re.compile(
+    r"\b(below|following|as follows|like this|like so)\b|아래|다음|이렇게", re.I
+)
+"""A sentence that says what comes next is shown ("아래와 같은 명령을 사용한다."), not only
+that something is done ("We use nginx")."""
 
 _POINTS_AHEAD = re.compile(
     r"\b(below|following|as follows|like this|like so|this command|these commands|run|add|"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 
-from kebab.syntax import LIST_ITEM
 from kebab.text import is_korean, latin_terms, terms_of
 
 # What a question asks for, and what a unit holding it looks like.
@@ -81,8 +80,12 @@ COMMAND = WANTS[-1][1]
 
 def holds(shape: re.Pattern[str], unit: str) -> bool:
     """Whether a unit holds the asked-for shape. A list item's own marker is not said by it:
-    a step's `1.` is not the number "how many" or "which port" asks for."""
-    return bool(shape.search(LIST_ITEM.sub("", unit.lstrip())))
+    a step's `1.` is not the number "how many" or "which port" asks for, on any of its lines
+    (a lead-in with its steps, a quoted list)."""
+    return bool(shape.search(_ITEM_MARKERS.sub("", unit)))
+
+
+_ITEM_MARKERS = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])[ \t]+", re.M)
 
 
 _COUNTER_KO = re.compile(r"몇\s*([가-힣]+)")
