@@ -121,7 +121,8 @@ def units(text: str) -> list[str]:
         if not line or line.startswith("#") or DIALECT_MARKER.match(line) or line == _INCLUDED:
             flush()
             header = []
-            out.extend([_INCLUDED] if line == _INCLUDED else [])
+            if line == _INCLUDED:
+                out.append(line)  # kept until the lead-ins are merged, so none takes what follows
             continue
         if FOOTNOTE_DEFINITION.match(line):  # an aside on another sentence, not one of its own
             flush()
@@ -280,17 +281,16 @@ def _introduces(unit: str) -> bool:
     return unit.rstrip("*_ ").endswith(":") and len(unit) < 300 and not is_block(unit)
 
 
-_POINTS_BELOW = re.compile(
-    r"\b(below|following|as follows|like this|like so)\b|아래|다음|이렇게", re.I
-)
+_BELOW = r"\b(below|following|as follows|like this|like so)\b|아래|다음|이렇게"
+_POINTS_BELOW = re.compile(_BELOW, re.I)
 """A sentence that says what comes next is shown ("아래와 같은 명령을 사용한다."), not only
 that something is done ("We use nginx")."""
 
 _POINTS_AHEAD = re.compile(
-    r"\b(below|following|as follows|like this|like so|this command|these commands|run|add|"
-    r"use|type|paste|put)\b|아래|다음|이렇게|명령(어)?(을|를)|실행",
-    re.IGNORECASE,
+    _BELOW + r"|\b(this command|these commands|run|add|use|type|paste|put)\b|명령(어)?(을|를)|실행",
+    re.I,
 )
+"""`_POINTS_BELOW`, or a sentence that says to run, add or use something (`leads_into`)."""
 
 
 def leads_into(unit: str) -> bool:

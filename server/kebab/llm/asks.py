@@ -78,14 +78,14 @@ _KEY_TERM = re.compile(
 COMMAND = WANTS[-1][1]
 
 
+_ITEM_MARKERS = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])[ \t]+", re.M)
+
+
 def holds(shape: re.Pattern[str], unit: str) -> bool:
     """Whether a unit holds the asked-for shape. A list item's own marker is not said by it:
     a step's `1.` is not the number "how many" or "which port" asks for, on any of its lines
     (a lead-in with its steps, a quoted list)."""
     return bool(shape.search(_ITEM_MARKERS.sub("", unit)))
-
-
-_ITEM_MARKERS = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])[ \t]+", re.M)
 
 
 _COUNTER_KO = re.compile(r"몇\s*([가-힣]+)")
