@@ -16,7 +16,7 @@ import pytest
 
 from conftest import MakeWorkspace
 from kebab.llm import Evidence
-from kebab.llm.asks import WANTS, holds
+from kebab.llm.asks import WANTS, holds, parts
 from kebab.llm.extractive import Extractive
 from kebab.workspace import Workspace
 from llm_server import ask
@@ -377,3 +377,102 @@ def test_no_steps_number_is_the_number_asked_for() -> None:
     assert not holds(number, "> 1. Open the settings")
     assert holds(number, "- It listens on 8384.")
     assert holds(number, "Wait 15 minutes.")
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        (
+            "what's the pragma to flip a db into WAL mode, and what's the way to switch it back?",
+            ["what's the pragma to flip a db into WAL mode", "what's the way to switch it back?"],
+        ),
+        (
+            "How do I pack a directory into a .tar.gz and then split that archive into pieces?",
+            ["How do I pack a directory into a .tar.gz", "split that archive into pieces?"],
+        ),
+        (  # a statement first is the setting of the question after it
+            "zsh says 'no matches found' for pip install. How do I get around that, and how "
+            "does bash behave when a glob matches nothing?",
+            [
+                "zsh says 'no matches found' for pip install. How do I get around that",
+                "how does bash behave when a glob matches nothing?",
+            ],
+        ),
+        (  # a statement after a question says more of it
+            "how do I delete a saved connection profile with nmcli? I don't want it around",
+            ["how do I delete a saved connection profile with nmcli? I don't want it around"],
+        ),
+        (  # one thing asked of two objects is one question
+            "How do I stop converting underscores in headers, both for a Header() parameter "
+            "and for a header model?",
+            [
+                "How do I stop converting underscores in headers, both for a Header() parameter "
+                "and for a header model?"
+            ],
+        ),
+        ("and why?", ["and why?"]),
+        (
+            "서브모듈을 최신 커밋으로 갱신하는 명령이랑, 서브모듈을 해제하는 명령이 뭐였지?",
+            ["서브모듈을 최신 커밋으로 갱신하는 명령이랑", "서브모듈을 해제하는 명령이 뭐였지?"],
+        ),
+        (  # "…않고," sets a condition of the one thing asked
+            "날짜를 직접 넣지 않고, 일주일 안에 마감인 할 일만 뽑는 쿼리는?",
+            ["날짜를 직접 넣지 않고, 일주일 안에 마감인 할 일만 뽑는 쿼리는?"],
+        ),
+    ],
+)
+def test_a_question_is_read_as_the_things_it_asks(question: str, asked: list[str]) -> None:
+    assert parts(question) == asked
+
+
+_RESTIC_NOTE = """# Restic on nas01
+
+The nightly backup is a systemd timer that runs restic at 02:30 against the NAS share.
+
+## Pausing it
+
+Before moving disks around, pause the schedule with `systemctl stop restic-nightly.timer`; start
+the timer again when the disks are back.
+
+## Pruning
+
+Snapshots are pruned every Sunday, keeping the last seven daily and four weekly snapshots.
+"""
+
+_RESTIC_LOGS = """# Where logs live on nas01
+
+Every service on nas01 logs to journald. The restic runs also write a plain log file to
+`/var/log/restic/nightly.log`, rotated weekly by logrotate.
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "facts"),
+    [
+        (  # the time alone answered the first part and read as a whole answer
+            "What time does the nightly restic backup run, and where does it write its log file?",
+            ["02:30", "/var/log/restic/nightly.log"],
+        ),
+        (  # the same in Korean: a joining ending and a comma turn to the second thing
+            "야간 restic 백업은 몇 시에 돌고, 로그 파일은 어디에 남아?",
+            ["02:30", "/var/log/restic/nightly.log"],
+        ),
+    ],
+)
+def test_each_thing_a_question_of_two_parts_asks_is_quoted(
+    embedder: object, question: str, facts: list[str]
+) -> None:
+    """ "When does the backup run, and where does it write its log?" asks two things that sit
+    in two notes. A quote of the passage that answers one of them reads as a whole answer, and
+    was `answered` with half of what was asked: each part's best unit is quoted."""
+    evidence = [
+        Evidence(1, "backup/restic.md", ["Restic on nas01"], 1, 14, _RESTIC_NOTE, "", 0.9),
+        Evidence(2, "ops/logs.md", ["Where logs live on nas01"], 1, 4, _RESTIC_LOGS, "", 0.7),
+    ]
+    answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
+    assert all(f in answer for f in facts), answer
+    # a question of one part is quoted from the one passage that answers it
+    alone = Extractive(embedder).answer(  # type: ignore[arg-type]
+        "How do I pause the nightly restic backup?", evidence
+    )
+    assert "systemctl stop restic-nightly.timer" in alone and "/var/log" not in alone, alone

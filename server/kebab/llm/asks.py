@@ -147,3 +147,65 @@ def missing_key_terms(question: str, evidence_text: str) -> list[str]:
 
 
 _VALUE = re.compile(r"[\d.,:/-]+")
+
+
+# Where a question turns to a second thing it asks: a new question after a question mark, or a
+# clause joined by "and" / "then" / a semicolon that opens with a question word or a verb of
+# doing ("…into WAL mode, and what's the way back?", "pack a folder and then split it"); in
+# Korean, "그리고", or a comma after a joining ending ("…갱신하는 명령이랑, …", "…뭐였고, …",
+# "…적어야 하고, …"; not "…넣지 않고,", which sets a condition). A clause that only goes on with the first ("…for a Header() and for a
+# model") is no second question.
+_SECOND = re.compile(
+    r"(?<=[?？])\s+(?=\S)"
+    r"|(?:,|;)?\s+(?:and|also)\s+(?:then\s+)?(?=(?:what|what's|which|how|where|when|why|who"
+    r"|is|are|do|does|did|can|could|should|will|would)\b)"
+    r"|(?:,|;)?\s+and\s+then\s+(?=[a-z]+\b)"
+    r"|;\s+(?=(?:what|what's|which|how|where|when|why|who)\b)"
+    r"|(?:,\s*|\s+)(?:그리고|그 ?다음(?:에)?|그런 ?다음(?:에)?)\s+"
+    r"|(?:(?<=[가-힣][랑며])|(?<=[가-힣]고)(?<!않고)|(?<=[가-힣][는은]지))\s*,\s+",
+    re.I,
+)
+PART_WORDS = 2  # content words each part must have to stand as a question of its own
+
+
+def parts(question: str) -> list[str]:
+    """The things `question` asks, in order: one element for a question of one part. A part
+    with fewer than `PART_WORDS` content words ("and why?") is not a question of its own and
+    stays with the one before it; a statement before the first question is its setting and
+    stays with it ("zsh says 'no matches found'. How do I get around that…"), one after a
+    question says more of it ("…with nmcli? I don't want it around anymore")."""
+    spans: list[tuple[int, int]] = []  # (start, end) of each part in `question`
+    at = 0
+    for m in _SECOND.finditer(question):
+        piece = question[at : m.start()]
+        if len(terms_of(piece)) >= PART_WORDS:
+            spans.append((at, m.start()))
+            at = m.end()
+    if len(terms_of(question[at:])) >= PART_WORDS or not spans:
+        spans.append((at, len(question)))
+    else:
+        spans[-1] = (spans[-1][0], len(question))
+    if len(spans) > 1 and not _asks(question[spans[0][0] : spans[1][0]]):
+        spans[:2] = [(spans[0][0], spans[1][1])]
+    # a later statement says more of the part before it ("…with nmcli? I don't want it")
+    merged = spans[:1]
+    for a, b in spans[1:]:
+        if _asks(question[a:b]):
+            merged.append((a, b))
+        else:
+            merged[-1] = (merged[-1][0], b)
+    return [question[a:b].strip() for a, b in merged]
+
+
+_ASKING = re.compile(
+    r"[?？]|(^|[.!:,;—]\s*)(what|which|how|where|when|why|who|is|are|do|does|can|should)\b"
+    r"|뭐|무엇|어디|언제|어떻게|몇|무슨|어떤|왜|얼마|나요|까요|려면"
+    r"|방법|알려"
+    r"|[가-힣]([랑며고]|[는은]지)\s*,\s*$",  # a Korean part joined to the next asks with it
+    re.I,
+)
+
+
+def _asks(text: str) -> bool:
+    """Whether a piece of a question asks something (rather than setting the scene)."""
+    return bool(_ASKING.search(text))

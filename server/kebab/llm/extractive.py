@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from kebab.llm import Evidence, GenerateRequest, Selection, lead
-from kebab.llm.asks import COMMAND, WANTS, counted, holds, key_terms, names
+from kebab.llm.asks import COMMAND, WANTS, counted, holds, key_terms, names, parts
 from kebab.llm.lead import Read
 from kebab.llm.quoting import as_line, render, source_line, terms_apart
 from kebab.syntax import (
@@ -163,6 +163,7 @@ class Extractive:
             )
             done = _complete(question, found[again[0]][1], _context(found[again[0]][0]))
             chosen += [i for i in _chosen(found, again, scores, done, None) if i not in chosen]
+        chosen += self._other_parts(question, s, chosen)
         chosen = _best_entry_first(
             found, _with_what_they_point_at(found, _gaps_filled(found, chosen)), i0
         )
@@ -210,6 +211,28 @@ class Extractive:
             "lead": likely,
         }
         return Selection(text, features)
+
+    def _other_parts(self, question: str, s: Read, chosen: list[int]) -> list[int]:
+        """For a question that asks two things ("what's the pragma to turn WAL on, and what's
+        the way back?", `asks.parts`), what answers a part the quote leaves out, to quote after
+        it: that part's best unit among all the evidence, with its neighbours (`_window`), from
+        any passage (the second answer is often in another section or another note). A part is
+        answered when that unit is quoted: scores are close between units that share the
+        note's topic ("turn WAL mode off" scores 0.98 of "turn WAL on" against the question of
+        turning it on), so nearly as good is not the same answer. (Put in the order asked, the
+        quote's passages changed which of them a `closest` list shows with more room, and its
+        excerpts held the key facts less often.)"""
+        asked = parts(question)
+        out: list[int] = []
+        for part in asked if len(asked) > 1 else []:
+            scores = [x * w for x, w in zip(self._scores(part, s.found)[0], s.weight, strict=True)]
+            best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+            if best in chosen or best in out:
+                continue
+            ev, unit = s.found[best]
+            window = _window(s.found, best, _complete(part, unit, _context(ev)))
+            out += [i for i in window if i not in chosen and i not in out]
+        return out
 
     def passages(self, question: str, evidence: list[Evidence]) -> dict[int, dict[str, float]]:
         """Each passage's figures (`lead.FEATURES`) by marker: what `bench/fit_lead.py` fits
