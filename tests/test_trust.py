@@ -10,6 +10,7 @@ is refused with the nearest passages shown.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -411,6 +412,16 @@ def test_no_steps_number_is_the_number_asked_for() -> None:
             ],
         ),
         ("and why?", ["and why?"]),
+        (  # a part without a subject of its own stays with the question
+            "What port and what protocol does Syncthing use?",
+            ["What port and what protocol does Syncthing use?"],
+        ),
+        (  # a statement, then the question
+            "nginx를 재시작했고, 로그에 에러가 남아. 왜 그래?",
+            ["nginx를 재시작했고, 로그에 에러가 남아. 왜 그래?"],
+        ),
+        ("서버가 켜져 있는지, 확인하는 방법은?", ["서버가 켜져 있는지, 확인하는 방법은?"]),
+        ("설정을 바꾸지 말고, 포트만 바꾸려면?", ["설정을 바꾸지 말고, 포트만 바꾸려면?"]),
         (
             "서브모듈을 최신 커밋으로 갱신하는 명령이랑, 서브모듈을 해제하는 명령이 뭐였지?",
             ["서브모듈을 최신 커밋으로 갱신하는 명령이랑", "서브모듈을 해제하는 명령이 뭐였지?"],
@@ -476,3 +487,63 @@ def test_each_thing_a_question_of_two_parts_asks_is_quoted(
         "How do I pause the nightly restic backup?", evidence
     )
     assert "systemctl stop restic-nightly.timer" in alone and "/var/log" not in alone, alone
+
+
+def test_reading_a_long_question_for_its_parts_stays_fast() -> None:
+    """A question is read once per answer, up to 20,000 characters: a run of spaces was retried
+    from every position (9 s), and a list of things asked is read as three at most."""
+    started = time.perf_counter()
+    assert parts("a" + " " * 20_000 + "x") == ["a" + " " * 20_000 + "x"]
+    assert len(parts("what is the port and what is the path, " * 200)) == 3
+    assert time.perf_counter() - started < 1.0
+
+
+_SYNCTHING = """# Syncthing
+
+Syncthing listens for sync connections on port 22000 over TCP, and also over QUIC on UDP.
+"""
+
+_FIREWALL = """# Firewall on nas01
+
+WireGuard uses UDP port 51820. DNS answers on port 53, over UDP and TCP alike.
+"""
+
+_PAUSE_KO = """# nas01의 restic
+
+백업 타이머를 멈추려면 `systemctl stop restic-nightly.timer`를 실행한다.
+
+다시 시작하려면 `systemctl start restic-nightly.timer`를 실행한다.
+"""
+
+_PAUSE_EN = """# Restic on nas01
+
+To stop the backup timer, run `systemctl stop restic-nightly.timer`.
+
+To start it again, run `systemctl start restic-nightly.timer`.
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "texts", "kept_out"),
+    [
+        (  # "is it TCP or UDP?" alone is about any port: the question's subject comes with it
+            "Which port does Syncthing use for sync connections, and is it TCP or UDP?",
+            [_SYNCTHING, _FIREWALL],
+            "51820",
+        ),
+        (  # the English copy of the Korean passage quoted says the same again
+            "백업 타이머를 멈추는 명령이랑, 다시 시작하는 명령은?",
+            [_PAUSE_KO, _PAUSE_EN],
+            "To start it again",
+        ),
+    ],
+)
+def test_a_second_part_adds_nothing_off_the_subject_or_said_again(
+    embedder: object, question: str, texts: list[str], kept_out: str
+) -> None:
+    evidence = [
+        Evidence(n, f"notes/{n}.md", [text.splitlines()[0][2:]], 1, 6, text, "", 0.8)
+        for n, text in enumerate(texts, 1)
+    ]
+    answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
+    assert kept_out not in answer, answer

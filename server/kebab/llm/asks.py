@@ -4,9 +4,10 @@ extractive answerer to score units and by `lead` to weigh passages."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
-from kebab.text import is_korean, latin_terms, terms_of
+from kebab.text import is_korean, latin_terms, query_words, terms_of
 
 # What a question asks for, and what a unit holding it looks like.
 WANTS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
@@ -153,19 +154,20 @@ _VALUE = re.compile(r"[\d.,:/-]+")
 # clause joined by "and" / "then" / a semicolon that opens with a question word or a verb of
 # doing ("…into WAL mode, and what's the way back?", "pack a folder and then split it"); in
 # Korean, "그리고", or a comma after a joining ending ("…갱신하는 명령이랑, …", "…뭐였고, …",
-# "…적어야 하고, …"; not "…넣지 않고,", which sets a condition). A clause that only goes on with the first ("…for a Header() and for a
+# "…적어야 하고, …"; not "…넣지 않고,", "…바꾸지 말고,", which set a condition). A clause that only goes on with the first ("…for a Header() and for a
 # model") is no second question.
 _SECOND = re.compile(
     r"(?<=[?？])\s+(?=\S)"
-    r"|(?:,|;)?\s+(?:and|also)\s+(?:then\s+)?(?=(?:what|what's|which|how|where|when|why|who"
-    r"|is|are|do|does|did|can|could|should|will|would)\b)"
-    r"|(?:,|;)?\s+and\s+then\s+(?=[a-z]+\b)"
-    r"|;\s+(?=(?:what|what's|which|how|where|when|why|who)\b)"
-    r"|(?:,\s*|\s+)(?:그리고|그 ?다음(?:에)?|그런 ?다음(?:에)?)\s+"
-    r"|(?:(?<=[가-힣][랑며])|(?<=[가-힣]고)(?<!않고)|(?<=[가-힣][는은]지))\s*,\s+",
+    r"|(?:,|;)?(?<!\s)\s+(?:and|also)\s+(?:then\s+)?(?=(?:what|what's|which|how|where|when"
+    r"|why|who|is|are|do|does|did|can|could|should|will|would)\b)"
+    r"|(?:,|;)?(?<!\s)\s+and\s+then\s+(?=[a-z]+\b)"
+    r"|;(?<!\s)\s+(?=(?:what|what's|which|how|where|when|why|who)\b)"
+    r"|(?:,\s*|(?<!\s)\s+)(?:그리고|그 ?다음(?:에)?|그런 ?다음(?:에)?)\s+"
+    r"|(?:(?<=[가-힣][랑며])|(?<=[가-힣]고)(?<!않고)(?<!말고)(?<!안 하고))\s*,\s+",
     re.I,
 )
 PART_WORDS = 2  # content words each part must have to stand as a question of its own
+MOST_PARTS = 3  # a longer list of things asked is read as three: each part costs an embedding
 
 
 def parts(question: str) -> list[str]:
@@ -176,12 +178,11 @@ def parts(question: str) -> list[str]:
     question says more of it ("…with nmcli? I don't want it around anymore")."""
     spans: list[tuple[int, int]] = []  # (start, end) of each part in `question`
     at = 0
-    for m in _SECOND.finditer(question):
-        piece = question[at : m.start()]
-        if len(terms_of(piece)) >= PART_WORDS:
+    for m in itertools.islice(_SECOND.finditer(question), 4 * MOST_PARTS):  # a long list
+        if len(query_words(question[at : m.start()])) >= PART_WORDS:
             spans.append((at, m.start()))
             at = m.end()
-    if len(terms_of(question[at:])) >= PART_WORDS or not spans:
+    if len(query_words(question[at:])) >= PART_WORDS or not spans:
         spans.append((at, len(question)))
     else:
         spans[-1] = (spans[-1][0], len(question))
@@ -190,7 +191,7 @@ def parts(question: str) -> list[str]:
     # a later statement says more of the part before it ("…with nmcli? I don't want it")
     merged = spans[:1]
     for a, b in spans[1:]:
-        if _asks(question[a:b]):
+        if _asks(question[a:b]) and len(merged) < MOST_PARTS:
             merged.append((a, b))
         else:
             merged[-1] = (merged[-1][0], b)
@@ -199,9 +200,8 @@ def parts(question: str) -> list[str]:
 
 _ASKING = re.compile(
     r"[?？]|(^|[.!:,;—]\s*)(what|which|how|where|when|why|who|is|are|do|does|can|should)\b"
-    r"|뭐|무엇|어디|언제|어떻게|몇|무슨|어떤|왜|얼마|나요|까요|려면"
-    r"|방법|알려"
-    r"|[가-힣]([랑며고]|[는은]지)\s*,\s*$",  # a Korean part joined to the next asks with it
+    r"|뭐|무엇|어디|어느|언제|어떻게|몇|무슨|어떤|왜|얼마|나요|까요|려면|방법|알려"
+    r"|[가-힣][랑며]\s*,\s*$",  # "…명령이랑, …": a thing asked, joined to the next one
     re.I,
 )
 

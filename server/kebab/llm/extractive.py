@@ -76,6 +76,9 @@ PRIOR = 0.3
 # (0.9, search's factor, quoted the wrong Korean page over the right English one for
 # Korean questions on tldr).
 TRANSLATION = 0.97
+# Share of a unit's score against the whole question in its score for one part of it: a part
+# alone often lacks the subject ("…, and is it TCP or UDP?") and would fit any note's line.
+WHOLE = 0.5
 
 
 class StoredVectors(Protocol):
@@ -215,18 +218,30 @@ class Extractive:
     def _other_parts(self, question: str, s: Read, chosen: list[int]) -> list[int]:
         """For a question that asks two things ("what's the pragma to turn WAL on, and what's
         the way back?", `asks.parts`), what answers a part the quote leaves out, to quote after
-        it: that part's best unit among all the evidence, with its neighbours (`_window`), from
-        any passage (the second answer is often in another section or another note). A part is
+        it: the unit of the evidence that best fits both that part and the whole question (a
+        part alone often lacks its subject: "…, and is it TCP or UDP?"), with its neighbours
+        (`_window`), from any passage that is no translation of one quoted (the second answer
+        is often in another section or another note). A part is
         answered when that unit is quoted: scores are close between units that share the
         note's topic ("turn WAL mode off" scores 0.98 of "turn WAL on" against the question of
         turning it on), so nearly as good is not the same answer. (Put in the order asked, the
         quote's passages changed which of them a `closest` list shows with more room, and its
         excerpts held the key facts less often.)"""
         asked = parts(question)
+        quoted = {s.found[i][0].marker for i in chosen}
+        # a passage in the other language only when the quote is in it too (English notes
+        # asked in Korean), never one restating a quoted passage (its translation)
+        mine = any(s.mine[m] for m in quoted)
+        may = [
+            i
+            for i, (ev, _) in enumerate(s.found)
+            if (s.weight[i] == 1.0 or not mine)
+            and not any(m != ev.marker and _restates(s.found, m, ev.marker) for m in quoted)
+        ]
         out: list[int] = []
-        for part in asked if len(asked) > 1 else []:
-            scores = [x * w for x, w in zip(self._scores(part, s.found)[0], s.weight, strict=True)]
-            best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+        for part in asked if len(asked) > 1 and may else []:
+            fits = self._said(part, s.content)[1]
+            best = max(may, key=lambda i: (fits[i] + WHOLE * s.scores[i], -i))
             if best in chosen or best in out:
                 continue
             ev, unit = s.found[best]
@@ -244,18 +259,10 @@ class Extractive:
         """The evidence's units scored against the question, with what each passage's choice
         weighs: its language, its note's share of the question's subject."""
         content = [ev for ev in evidence if not is_navigation(ev.text)] or evidence
-        found = [(ev, u) for ev in content for u in units(ev.text)]
+        asked = f"{question}\n{follows}" if follows else question
+        found, scores, cos, cover = self._said(asked, content)
         if not found:
             return None
-        asked = f"{question}\n{follows}" if follows else question
-        scores, cos, cover = self._scores(asked, found)
-        # Scored with the rest (stored unit vectors are rows in `units()` order), a unit of only
-        # a screenshot or a link is then set aside: quoted alone it says nothing.
-        said = [i for i, (_, u) in enumerate(found) if not is_wordless(u)] or list(
-            range(len(found))
-        )
-        found = [found[i] for i in said]
-        scores, cos, cover = ([xs[i] for i in said] for xs in (scores, cos, cover))
         # A passage in the question's script is quoted before a translation of it (tldr keeps
         # each page in several languages; a bilingual vault keeps both); a passage of code alone
         # is in no language.
@@ -285,6 +292,27 @@ class Extractive:
             for ev in content
         }
         return Read(content, found, scores, cos, cover, weight, mine, subject, note, share)
+
+    def _said(
+        self, question: str, content: list[Evidence]
+    ) -> tuple[list[tuple[Evidence, str]], list[float], list[float], list[float]]:
+        """The passages' units that say something, each with its score against `question`, its
+        cosine and its cover (`_scores`). Scored with the rest, since stored unit vectors are
+        rows in `units()` order; a unit of only a screenshot or a link is then set aside:
+        quoted alone it says nothing."""
+        found = [(ev, u) for ev in content for u in units(ev.text)]
+        if not found:
+            return [], [], [], []
+        scores, cos, cover = self._scores(question, found)
+        said = [i for i, (_, u) in enumerate(found) if not is_wordless(u)] or list(
+            range(len(found))
+        )
+        return (
+            [found[i] for i in said],
+            [scores[i] for i in said],
+            [cos[i] for i in said],
+            [cover[i] for i in said],
+        )
 
     def _subject(self, question: str) -> list[tuple[frozenset[str], float, bool]]:
         """The question's subject words: each as the terms it is indexed as, its rarity in
