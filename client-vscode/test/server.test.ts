@@ -249,8 +249,10 @@ describe("kebab serve", () => {
     const lines = text.split("\n");
     assert.equal(lines[at + 1], "");
     assert.match(lines[at + 2], /\[\^kb-3\]/); // under the cursor's line, after the note's own kb-2
-    // each new label has a definition at the end of the note whose link, relative to the note, is the cited note
-    const refs = new Set([...lines[at + 2].matchAll(/\[\^(kb-\d+)\]/g)].map((m) => m[1]));
+    // each new label has a definition at the end of the note whose link, relative to the note, is the cited
+    // note (the answer may run to several paragraphs: both parts of a two-part question are quoted)
+    const answerLines = lines.slice(at + 2).filter((l) => !/^\[\^kb-\d+\]: /.test(l));
+    const refs = new Set(answerLines.flatMap((l) => [...l.matchAll(/\[\^(kb-\d+)\]/g)].map((m) => m[1])));
     const defs = lines.filter((l) => /^\[\^kb-\d+\]: /.test(l) && !l.startsWith("[^kb-2]:"));
     assert.equal(defs.length, refs.size, text);
     assert.equal(lines.findIndex((l) => l.startsWith("[^kb-2]:")) + 1, lines.indexOf(defs[0]));
@@ -373,7 +375,14 @@ describe("kebab serve", () => {
       const inserted = await insertAnswer(rpc, uri, at, a.answer_id!);
       assert.equal(inserted.applied, true, messages.join("\n"));
       const lines = open.get(uri)!.text.split("\n");
-      const written = [...lines[at + 2].matchAll(/\[\^kb-(\d+)\]/g)].map((m) => Number(m[1]));
+      const written = [
+        ...new Set(
+          lines
+            .slice(at + 2)
+            .filter((l) => !/^\[\^kb-\d+\]: /.test(l))
+            .flatMap((l) => [...l.matchAll(/\[\^kb-(\d+)\]/g)].map((m) => Number(m[1]))),
+        ),
+      ];
       assert.deepEqual(shown, written); // the panel's [4], [5] are the note's [^kb-4], [^kb-5]
       assert.equal(shown[0], 4);
       assert.ok(a.citations.find((c) => c.content_hash === cited.content_hash && c.path === cited.path)?.label === "kb-4",
