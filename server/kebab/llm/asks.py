@@ -154,14 +154,15 @@ _VALUE = re.compile(r"[\d.,:/-]+")
 # clause joined by "and" / "then" / a semicolon that opens with a question word or a verb of
 # doing ("…into WAL mode, and what's the way back?", "pack a folder and then split it"); in
 # Korean, "그리고", or a comma after a joining ending ("…갱신하는 명령이랑, …", "…뭐였고, …",
-# "…적어야 하고, …"; not "…넣지 않고,", "…바꾸지 말고,", which set a condition). A clause that only goes on with the first ("…for a Header() and for a
-# model") is no second question.
+# "…적어야 하고, …"; not "…넣지 않고,", "…바꾸지 말고,", which set a condition). A clause that
+# only goes on with the first ("…for a Header() and for a model") is no second question.
+_WH = r"what|what's|which|how|where|when|why|who"
 _SECOND = re.compile(
     r"(?<=[?？])\s+(?=\S)"
-    r"|(?:,|;)?(?<!\s)\s+(?:and|also)\s+(?:then\s+)?(?=(?:what|what's|which|how|where|when"
-    r"|why|who|is|are|do|does|did|can|could|should|will|would)\b)"
+    rf"|(?:,|;)?(?<!\s)\s+(?:and|also)\s+(?:then\s+)?(?=(?:{_WH}"
+    r"|is|are|do|does|did|can|could|should|will|would)\b)"
     r"|(?:,|;)?(?<!\s)\s+and\s+then\s+(?=[a-z]+\b)"
-    r"|;(?<!\s)\s+(?=(?:what|what's|which|how|where|when|why|who)\b)"
+    rf"|;(?<!\s)\s+(?=(?:{_WH})\b)"
     r"|(?:,\s*|(?<!\s)\s+)(?:그리고|그 ?다음(?:에)?|그런 ?다음(?:에)?)\s+"
     r"|(?:(?<=[가-힣][랑며])|(?<=[가-힣]고)(?<!않고)(?<!말고)(?<!안 하고))\s*,\s+",
     re.I,

@@ -221,25 +221,31 @@ class Extractive:
         it: the unit of the evidence that best fits both that part and the whole question (a
         part alone often lacks its subject: "…, and is it TCP or UDP?"), with its neighbours
         (`_window`), from any passage that is no translation of one quoted (the second answer
-        is often in another section or another note). A part is
-        answered when that unit is quoted: scores are close between units that share the
-        note's topic ("turn WAL mode off" scores 0.98 of "turn WAL on" against the question of
-        turning it on), so nearly as good is not the same answer. (Put in the order asked, the
-        quote's passages changed which of them a `closest` list shows with more room, and its
-        excerpts held the key facts less often.)"""
+        is often in another section or another note). A part is answered when that unit is
+        quoted: scores are close between units that share the note's topic ("turn WAL mode
+        off" scores 0.98 of "turn WAL on" against the question of turning it on), so nearly as
+        good is not the same answer. (Put in the order asked, the quote's passages changed which
+        of them a `closest` list shows with more room, and its excerpts held the key facts less
+        often.)"""
         asked = parts(question)
+        if len(asked) < 2:
+            return []
         quoted = {s.found[i][0].marker for i in chosen}
         # a passage in the other language only when the quote is in it too (English notes
         # asked in Korean), never one restating a quoted passage (its translation)
         mine = any(s.mine[m] for m in quoted)
+        again = {
+            ev.marker
+            for ev in s.content
+            if any(m != ev.marker and _restates(s.found, m, ev.marker) for m in quoted)
+        }
         may = [
             i
             for i, (ev, _) in enumerate(s.found)
-            if (s.weight[i] == 1.0 or not mine)
-            and not any(m != ev.marker and _restates(s.found, m, ev.marker) for m in quoted)
+            if (s.weight[i] == 1.0 or not mine) and ev.marker not in again
         ]
         out: list[int] = []
-        for part in asked if len(asked) > 1 and may else []:
+        for part in asked if may else []:
             fits = self._said(part, s.content)[1]
             best = max(may, key=lambda i: (fits[i] + WHOLE * s.scores[i], -i))
             if best in chosen or best in out:
