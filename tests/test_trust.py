@@ -547,3 +547,97 @@ def test_a_second_part_adds_nothing_off_the_subject_or_said_again(
     ]
     answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
     assert kept_out not in answer, answer
+
+
+def _section(marker: int, path: str, heading: list[str], start: int, text: str) -> Evidence:
+    end = start + text.count("\n")
+    return Evidence(marker, path, heading, start, end, text, "", 1.0 - marker / 10)
+
+
+def test_a_part_that_describes_a_problem_is_answered_by_its_fix(embedder: object) -> None:
+    """The second part of "…인증서 에러를 우회하는 설정이랑, 노드 버전이 안 맞는다고 설치를
+    거부할 때 켜는 설정은?" restates the second note's problem; its best line was that problem
+    ("`node` 버전과 일치하지 않아 실행 거부하는 에러"), quoted as if it answered."""
+    ssl, engine = "react/yarn-ssl.md", "react/yarn-engine.md"
+    evidence = [
+        _section(
+            1,
+            ssl,
+            ["yarn SSL", "문제"],
+            3,
+            "## 문제\n\n- `Yarn: unable to verify the first certificate`",
+        ),
+        _section(
+            2, ssl, ["yarn SSL", "해결"], 7, '## 해결\n\n- `yarn config set "strict-ssl" false -g`'
+        ),
+        _section(
+            3,
+            engine,
+            ["yarn engine", "문제"],
+            3,
+            "## 문제\n\n- 모듈이 요구하는 `node` 버전과 맞지 않아 설치를 거부하는 에러",
+        ),
+        _section(
+            4,
+            engine,
+            ["yarn engine", "해결"],
+            7,
+            "## 해결\n\n1. `yarn config list`\n2. `yarn config set ignore-engines true`",
+        ),
+    ]
+    question = (
+        "yarn으로 패키지 받을 때 첫 번째 인증서를 검증 못 한다는 에러를 우회하는 설정이랑, "
+        "노드 버전이 모듈 요구 버전과 안 맞는다고 설치를 거부할 때 켜는 설정이 뭐였지?"
+    )
+    answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
+    assert "strict-ssl" in answer and "ignore-engines true" in answer, answer
+    assert "맞지 않아" not in answer, answer
+
+
+_MSSQL_URL = """## 해결
+
+1\\. `yml` 파일 설정에서 윈도우 통합 인증 로그인 설정을 지워주자:
+
+```yml
+url: jdbc:sqlserver://localhost:1433;DatabaseName=udm;integratedSecurity=true;encrypt=true
+```
+"""
+
+_MSSQL_JAR = """## 드라이버
+
+2\\. 공식 mssql에서 jdbc 라이브러리를 직접 다운로드 받아 외부 설정을 해준다.
+
+```java
+dependencies {
+    implementation files('libs/mssql-jdbc-10.2.0.jre8.jar')
+}
+```
+"""
+
+_MARIADB = """## 해결
+
+```yml
+spring:
+  datasource:
+    url: jdbc:mariadb://localhost:3306/db
+    driver-class-name: org.mariadb.jdbc.Driver
+```
+"""
+
+
+def test_a_part_is_not_answered_from_a_note_that_holds_less_of_it(embedder: object) -> None:
+    """ "…윈도우 인증 옵션이랑, 직접 내려받아 gradle에 넣은 드라이버 jar 파일 이름이 뭐였지?":
+    the MariaDB note's datasource block (`driver-class-name`) was quoted for the second part,
+    where the MSSQL note quoted holds the jar in its next section."""
+    evidence = [
+        _section(1, "mssql/login.md", ["MSSQL 로그인 에러", "해결"], 5, _MSSQL_URL),
+        _section(2, "mariadb/datasource.md", ["MariaDB datasource", "해결"], 5, _MARIADB),
+        _section(3, "mssql/login.md", ["MSSQL 로그인 에러", "드라이버"], 14, _MSSQL_JAR),
+    ]
+    question = (
+        "스프링부트로 MSSQL 붙일 때 로그인 에러 나서 yml 접속 URL에서 지워야 했던 윈도우 인증 "
+        "옵션이랑, 직접 내려받아 gradle에 넣은 드라이버 jar 파일 이름이 뭐였지?"
+    )
+    answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
+    assert "integratedSecurity" in answer and "mssql-jdbc-10.2.0.jre8.jar" in answer, answer
+    assert "mariadb" not in answer, answer

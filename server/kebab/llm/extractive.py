@@ -218,15 +218,20 @@ class Extractive:
     def _other_parts(self, question: str, s: Read, chosen: list[int]) -> list[int]:
         """For a question that asks two things ("what's the pragma to turn WAL on, and what's
         the way back?", `asks.parts`), what answers a part the quote leaves out, to quote after
-        it: the unit of the evidence that best fits both that part and the whole question (a
-        part alone often lacks its subject: "…, and is it TCP or UDP?"), with its neighbours
-        (`_window`), from any passage that is no translation of one quoted (the second answer
-        is often in another section or another note). A part is answered when that unit is
-        quoted: scores are close between units that share the note's topic ("turn WAL mode
-        off" scores 0.98 of "turn WAL on" against the question of turning it on), so nearly as
-        good is not the same answer. (Put in the order asked, the quote's passages changed which
-        of them a `closest` list shows with more room, and its excerpts held the key facts less
-        often.)"""
+        it: the unit that best fits both that part and the whole question (a part alone often
+        lacks its subject: "…, and is it TCP or UDP?"), with its neighbours (`_window`), from a
+        passage that is no translation of one quoted; the fix when that unit describes a
+        problem (`text.fix_for`). A part is answered when that unit is quoted: scores are close
+        between units that share the note's topic ("turn WAL mode off" scores 0.98 of "turn WAL
+        on" against the question of turning it on), so nearly as good is not the same answer.
+        The unit comes from the notes the quote holds, or from another note that holds more of
+        the part's own words than they do ("…, and where does it write its log?": the note on
+        logs): a part's best unit in any note was mostly a line that shares a word or two with
+        it (set J and the labelled questions of two parts: 18 of 26 such lines were from no
+        note that answers; "…gradle에 넣은 드라이버 jar 파일 이름" quoted a MariaDB note's
+        datasource block beside the MSSQL note that names the jar). (Put in the order asked, the
+        quote's passages changed which of them a `closest` list shows with more room, and its
+        excerpts held the key facts less often.)"""
         asked = parts(question)
         if len(asked) < 2:
             return []
@@ -244,10 +249,27 @@ class Extractive:
             for i, (ev, _) in enumerate(s.found)
             if (s.weight[i] == 1.0 or not mine) and ev.marker not in again
         ]
+        notes = {s.found[i][0].path for i in chosen}
         out: list[int] = []
         for part in asked if may else []:
             fits = self._said(part, s.content)[1]
-            best = max(may, key=lambda i: (fits[i] + WHOLE * s.scores[i], -i))
+            said = [query_words(part), translated_words(part)]  # as either language has it
+
+            def held(path: str, said: list[list[frozenset[str]]] = said) -> float:
+                return max(coverage(words, s.note[path]) for words in said)
+
+            most = max(held(path) for path in notes)
+            near = [
+                i for i in may if s.found[i][0].path in notes or held(s.found[i][0].path) > most
+            ]
+            if not near:
+                continue
+            best = _fits_best(near, fits, s.scores)
+            # a part that describes a problem ("…설치를 거부할 때 켜는 설정") is answered by
+            # the fix its note gives for it, not by the line that restates the problem
+            fix = fix_for(s.found[best][0], s.content)
+            at_fix = [i for i in near if fix is not None and s.found[i][0].marker == fix.marker]
+            best = _fits_best(at_fix, fits, s.scores) if at_fix else best
             if best in chosen or best in out:
                 continue
             ev, unit = s.found[best]
@@ -394,6 +416,12 @@ class Extractive:
             out.append(0.65 * c + 0.35 * cover + prior + fits + named)
             covers.append(cover)
         return out, cos, covers
+
+
+def _fits_best(among: list[int], part: list[float], whole: list[float]) -> int:
+    """The unit of `among` that best fits a part of the question (`part`) with the whole
+    question beside it (`whole`, at `WHOLE`)."""
+    return max(among, key=lambda i: (part[i] + WHOLE * whole[i], -i))
 
 
 def _fit(shape: re.Pattern[str], unit: str) -> float:
