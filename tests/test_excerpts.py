@@ -45,3 +45,17 @@ def test_what_only_looks_like_an_attribute_list_is_text_and_never_slow() -> None
 
 def test_a_bash_expansion_is_code_not_an_include() -> None:
     assert excerpt("```bash\necho ${!BASH*}\n```") == "echo ${!BASH*}"
+
+
+def test_a_content_tab_is_its_title_and_a_code_comment_keeps_its_mark() -> None:
+    """A reader saw `=== "Tail Recursion"` in an excerpt, and a Python comment inside a block
+    without its `#` ("… help=… Causes [default: 1] to show …"), where it read as code."""
+    note = (
+        '=== "Tail Recursion"\n\n    ```python\n    def f(n):\n        # stop at zero\n'
+        '        return n\n    ```\n\n=== "Production"\n\n    Use it.'
+    )
+    assert excerpt(note) == "Tail Recursion: def f(n): # stop at zero return n Production: Use it."
+    # where the excerpt starts, a comment's `#` would read as a heading: it is left out there
+    assert excerpt("```sh\n# install it\npip install x  # quietly\n```") == (
+        "install it pip install x # quietly"
+    )

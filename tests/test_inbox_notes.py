@@ -116,3 +116,16 @@ def test_a_word_only_the_questions_own_note_holds_is_unknown_unless_it_only_phra
     unknown = ws.index.unknown_words(question, ids)
     assert "zebrafish" in unknown, unknown
     assert not {"Could", "tell"} & set(unknown), unknown
+
+
+def test_a_word_a_note_writes_as_two_is_not_unknown(make_ws: MakeWorkspace) -> None:
+    """ "…how long does the browser cache the CORS preflight?" was told "The notes never
+    mention: preflight." over a note on "pre-flight" requests; a word no note writes either way
+    is still unknown."""
+    ws = make_ws(
+        notes={
+            "http/cors.md": "# CORS\n\nEach POST was preceded by a pre-flight OPTIONS request.\n"
+        }
+    )
+    unknown = ws.index.unknown_words("How long is a CORS preflight cached? And the postflight?")
+    assert "preflight" not in unknown and "postflight" in unknown, unknown

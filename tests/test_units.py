@@ -374,3 +374,11 @@ def test_an_answer_kebab_inserted_is_not_the_notes_own_writing() -> None:
     assert quotable[0] == "My own words.[^1]" and not any("Timer" in u for u in quotable)
     assert units_mod.only_kebab_answers("## Asked\n\nWhen?\n\nAt 02:30.[^kb-2]\n")
     assert not units_mod.only_kebab_answers(note)
+
+
+def test_an_image_with_an_attribute_list_states_nothing() -> None:
+    """`![plot](./img/plot_Scaled.png){ loading=lazy }` was quoted as a line of an answer,
+    twice: its styling read as words."""
+    assert units_mod.is_wordless("![plot_rawdata](./img/plot_Scaled.png){ loading=lazy }")
+    assert units_mod.is_wordless("- ![shot](a.png){ width=300 }")
+    assert not units_mod.is_wordless("See ![shot](a.png){ loading=lazy } for the layout.")

@@ -24,6 +24,7 @@ from kebab.syntax import (
     IMAGE,
     LIST_LEAD,
     MARKDOWN_LINK_SHOWN,
+    MKDOCS_BLOCK,
     QUOTE_MARKERS,
     SNIPPET_INCLUDE,
     STAR_ITALIC,
@@ -72,7 +73,9 @@ def excerpt(markdown: str, limit: int = 240) -> str:
         size += len(words) + 1 if words else 0
         if size > limit + 1:
             break
-    return clip(" ".join(" ".join(filter(None, read)).split()), limit)
+    # a code line's lead (`# comment`, `- item`, `> x`) reads as Markdown only where the
+    # excerpt starts; inside it, a comment without its `#` reads as code
+    return clip(_lead_dropped(" ".join(" ".join(filter(None, read)).split())), limit)
 
 
 def clip(text: str, limit: int) -> str:
@@ -92,15 +95,17 @@ def _plain_lines(lines: list[str]) -> Iterator[str]:
         if FENCE_LINE.match(line):  # any fence line, a nested block's too: never shown
             fenced = not fenced
             continue
-        if fenced:  # its tags and marks are code; a line's lead (`# comment`) reads as Markdown
-            yield FILE_INCLUDE.sub(" ", _lead_dropped(line)).strip()  # `{! a.css !}`: a file
+        if fenced:  # its tags and marks are code
+            yield FILE_INCLUDE.sub(" ", line).strip()  # `{! a.css !}`: a file
+        elif (tab := MKDOCS_BLOCK.match(line)) and tab.group(4):  # `=== "Python"`: a tab's
+            yield f"{tab.group(5)[1:-1]}:"  # title leads its body
         elif not DIALECT_MARKER.match(line.strip()):  # `/// tip | 팁`, `!!! note`: markup
             yield _plain(line)
 
 
 def _lead_dropped(line: str) -> str:
-    """A code line without what would read as Markdown at the start of an excerpt: a shell
-    comment's `#` as a heading, a YAML item's `-` as a list, `>` as a quote."""
+    """An excerpt without what would read as Markdown at its start: a shell comment's `#` as a
+    heading, a YAML item's `-` as a list, `>` as a quote (a code line's)."""
     for pattern in (QUOTE_MARKERS, HEADING_MARK, LIST_LEAD):
         line = pattern.sub("", line)
     return line

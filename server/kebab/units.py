@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from kebab.syntax import (
     ANY_LINK,
+    ATTRIBUTE_LIST,
     BACKTICK_FENCES,
     CALLOUT_TYPE,
     DIALECT_MARKER,
@@ -452,8 +453,10 @@ def _quotable(unit: str) -> bool:
 
 def is_wordless(unit: str) -> bool:
     """A unit of nothing but images and links (a list item holding a screenshot): it stays a
-    unit, so stored unit vectors keep their rows, but it states nothing to quote."""
-    return bool(LINKS_ONLY.match(IMAGE.sub(" ", LIST_ITEM.sub("", unit)).strip() or "-"))
+    unit, so stored unit vectors keep their rows, but it states nothing to quote. An image's
+    attribute list (`{ loading=lazy }`) is styling, not words."""
+    bare = IMAGE.sub(" ", ATTRIBUTE_LIST.sub(" ", LIST_ITEM.sub("", unit))).strip()
+    return bool(LINKS_ONLY.match(bare or "-"))
 
 
 def _balanced(text: str) -> bool:
