@@ -59,3 +59,7 @@ def test_a_content_tab_is_its_title_and_a_code_comment_keeps_its_mark() -> None:
     assert excerpt("```sh\n# install it\npip install x  # quietly\n```") == (
         "install it pip install x # quietly"
     )
+    # ...a code line's only: prose and a table that start with code or a `#` keep it
+    assert excerpt("`>=3.8` is required.") == ">=3.8 is required."
+    assert excerpt("| # | Name |\n|---|---|\n| 1 | foo |") == "# · Name 1 · foo"
+    assert excerpt('=== "`uv`"\n\n    run it') == "uv: run it"

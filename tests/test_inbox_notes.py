@@ -122,10 +122,12 @@ def test_a_word_a_note_writes_as_two_is_not_unknown(make_ws: MakeWorkspace) -> N
     """ "…how long does the browser cache the CORS preflight?" was told "The notes never
     mention: preflight." over a note on "pre-flight" requests; a word no note writes either way
     is still unknown."""
-    ws = make_ws(
-        notes={
-            "http/cors.md": "# CORS\n\nEach POST was preceded by a pre-flight OPTIONS request.\n"
-        }
+    note = (
+        "# CORS\n\nEach POST was preceded by a pre-flight OPTIONS request; the file name and\n"
+        "the home brew kit are logged.\n"
     )
+    ws = make_ws(notes={"http/cors.md": note})
     unknown = ws.index.unknown_words("How long is a CORS preflight cached? And the postflight?")
     assert "preflight" not in unknown and "postflight" in unknown, unknown
+    # a stem that ends inside the second word ("filenam"); a name is no two words
+    assert ws.index.unknown_words("Which filename, and where is Homebrew?") == ["Homebrew"]

@@ -641,3 +641,25 @@ def test_a_part_is_not_answered_from_a_note_that_holds_less_of_it(embedder: obje
     answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
     assert "integratedSecurity" in answer and "mssql-jdbc-10.2.0.jre8.jar" in answer, answer
     assert "mariadb" not in answer, answer
+
+
+def test_a_part_that_asks_for_the_error_gets_the_error(embedder: object) -> None:
+    """A review's case: the fix is quoted for the first part, and the second asks for the error
+    itself; the problem line was swapped for the fix already quoted, and the error was lost."""
+    path = "react/yarn-engine.md"
+    error = '## Problem\n\nerror: The engine "node" is incompatible with this module.'
+    evidence = [
+        _section(1, path, ["yarn engine", "Problem"], 3, error),
+        _section(
+            2,
+            path,
+            ["yarn engine", "Fix"],
+            7,
+            "## Fix\n\nRun `yarn config set ignore-engines true`.",
+        ),
+    ]
+    question = (
+        "How do I make yarn skip the node engine check, and what was the exact error it printed?"
+    )
+    answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
+    assert "ignore-engines true" in answer and "is incompatible" in answer, answer

@@ -67,15 +67,15 @@ def excerpt(markdown: str, limit: int = 240) -> str:
         lines.pop(0)
     read: list[str] = []
     size = 0
-    for line in _plain_lines(lines):  # only as many lines as the excerpt can show
+    for line, code in _plain_lines(lines):  # only as many lines as the excerpt can show
         words = " ".join(line.split())
+        if code and not size:  # a code line's lead (`# comment`, `- x`, `> x`) reads as
+            words = _lead_dropped(words)  # Markdown only where the excerpt starts
         read.append(words)
         size += len(words) + 1 if words else 0
         if size > limit + 1:
             break
-    # a code line's lead (`# comment`, `- item`, `> x`) reads as Markdown only where the
-    # excerpt starts; inside it, a comment without its `#` reads as code
-    return clip(_lead_dropped(" ".join(" ".join(filter(None, read)).split())), limit)
+    return clip(" ".join(" ".join(filter(None, read)).split()), limit)
 
 
 def clip(text: str, limit: int) -> str:
@@ -87,25 +87,27 @@ def clip(text: str, limit: int) -> str:
     return (head[:space] if space > limit * 0.6 else head).rstrip() + "…"
 
 
-def _plain_lines(lines: list[str]) -> Iterator[str]:
-    """Each line as plain text; a fenced block's lines are code, shown as written (`<div>`), and
-    a dialect's block markers (`/// tip | 팁`, `!!! note`, `???+ info "Title"`) are left out."""
+def _plain_lines(lines: list[str]) -> Iterator[tuple[str, bool]]:
+    """Each line as plain text, and whether it is code: a fenced block's lines, shown as written
+    (`<div>`, `# comment`); a content tab's marker (`=== "Python"`) is its title, and a dialect's
+    block markers (`/// tip | 팁`, `!!! note`, `???+ info "Title"`) are left out."""
     fenced = False
     for line in lines:
         if FENCE_LINE.match(line):  # any fence line, a nested block's too: never shown
             fenced = not fenced
             continue
         if fenced:  # its tags and marks are code
-            yield FILE_INCLUDE.sub(" ", line).strip()  # `{! a.css !}`: a file
-        elif (tab := MKDOCS_BLOCK.match(line)) and tab.group(4):  # `=== "Python"`: a tab's
-            yield f"{tab.group(5)[1:-1]}:"  # title leads its body
+            yield FILE_INCLUDE.sub(" ", line).strip(), True  # `{! a.css !}`: a file
+        elif (tab := MKDOCS_BLOCK.match(line)) and tab.group(4):
+            title = _plain(tab.group(5)[1:-1])
+            yield (f"{title}:" if title else ""), False
         elif not DIALECT_MARKER.match(line.strip()):  # `/// tip | 팁`, `!!! note`: markup
-            yield _plain(line)
+            yield _plain(line), False
 
 
 def _lead_dropped(line: str) -> str:
-    """An excerpt without what would read as Markdown at its start: a shell comment's `#` as a
-    heading, a YAML item's `-` as a list, `>` as a quote (a code line's)."""
+    """A code line without what would read as Markdown at the start of an excerpt: a shell
+    comment's `#` as a heading, a YAML item's `-` as a list, `>` as a quote."""
     for pattern in (QUOTE_MARKERS, HEADING_MARK, LIST_LEAD):
         line = pattern.sub("", line)
     return line

@@ -290,7 +290,7 @@ class Index:
         asked_terms = judged_terms(question)
         missing = set(self.lexical.unknown_terms(asked_terms, []))
         missing -= self._camel_prefixes_held(question, missing)
-        missing -= self._written_apart(missing)
+        missing -= self._written_apart(question, missing)
         # ...and not words the notes hold in Korean ("stew" asked of a note on `김치찌개`)
         missing = {t for t in missing if not self._held_in_korean(t)}
         if missing and self.korean_share() > 0.5:
@@ -339,24 +339,26 @@ class Index:
                 held |= terms
         return held
 
-    def _written_apart(self, missing: set[str]) -> set[str]:
-        """The missing terms some note writes as two words ("preflight" asked of a note on
-        "pre-flight" requests; "webhook" of "web hooks"): a passage holding both halves that
-        spells them side by side, hyphen or space between, the second with an ending of up to
-        three letters ("web hooks"; not "virtualenv" of "virtual environment"). The index keeps
-        no positions, so the few passages that hold both are read."""
+    def _written_apart(self, question: str, missing: set[str]) -> set[str]:
+        """The missing terms of a word some note writes as two ("preflight" asked of a note on
+        "pre-flight" requests; "webhook" of "web hooks", "filename" of "file name"): a passage
+        holding both halves that spells them side by side, hyphen or space between, the second
+        with an ending of up to three letters (not "virtualenv" of "virtual environment"). Only
+        a word the question writes in lower case: "Nextcloud" is a name, not "next cloud". The
+        index keeps no positions, so the passages likeliest to hold both halves are read."""
         held: set[str] = set()
-        for term in missing:
-            if not term.isalpha():
+        for word in dict.fromkeys(LATIN_WORD.findall(question)):
+            terms = set(latin_terms(word))
+            if not (word.isalpha() and word.islower() and terms and terms <= missing):
                 continue
-            for cut in range(3, len(term) - 2):
-                first, second = term[:cut], term[cut:]
-                if self.lexical.unknown_terms([first, second], []):
+            for cut in range(3, len(word) - 2):
+                halves = [*latin_terms(word[:cut]), *latin_terms(word[cut:])]
+                if len(halves) != 2 or self.lexical.unknown_terms(halves, []):
                     continue
-                apart = re.compile(rf"\b{first}[- ]{second}\w{{0,3}}\b", re.IGNORECASE)
-                keys = [key for key, _ in self.lexical.search([first, second], [], 5)]
-                if any(apart.search(c.text) for c in self.store.chunks_by_key(set(keys)).values()):
-                    held.add(term)
+                apart = re.compile(rf"\b{word[:cut]}[-\s]{word[cut:]}\w{{0,3}}\b", re.IGNORECASE)
+                keys = {key for key, _ in self.lexical.search(halves, [], 10)}
+                if any(apart.search(c.text) for c in self.store.chunks_by_key(keys).values()):
+                    held |= terms
                     break
         return held
 

@@ -266,10 +266,13 @@ class Extractive:
                 continue
             best = _fits_best(near, fits, s.scores)
             # a part that describes a problem ("…설치를 거부할 때 켜는 설정") is answered by
-            # the fix its note gives for it, not by the line that restates the problem
-            fix = fix_for(s.found[best][0], s.content)
+            # the fix its note gives for it (the nearest after it), not by the line that
+            # restates the problem; unless that fix is quoted already, and the part asks for
+            # the problem itself ("…, and what was the exact error?")
+            fix = fix_for(s.found[best][0], sorted(s.content, key=lambda e: e.start_line))
             at_fix = [i for i in near if fix is not None and s.found[i][0].marker == fix.marker]
-            best = _fits_best(at_fix, fits, s.scores) if at_fix else best
+            cure = _fits_best(at_fix, fits, s.scores) if at_fix else best
+            best = best if cure in chosen or cure in out else cure
             if best in chosen or best in out:
                 continue
             ev, unit = s.found[best]
