@@ -116,7 +116,7 @@ def test_an_excerpt_shows_code_as_written(
     assert excerpt == (
         "Detach with <Ctrl b><d>, then edit __init__.py in vim now. More: "
         "https://example.org/tmux. List them with tmux ls. "
-        "then <kbd>q</kbd>"  # a code line's `#` does not read as a heading's
+        "# then <kbd>q</kbd>"  # a comment mid-excerpt keeps its `#`: without it, code
     )
 
 
