@@ -554,45 +554,7 @@ def _section(marker: int, path: str, heading: list[str], start: int, text: str) 
     return Evidence(marker, path, heading, start, end, text, "", 1.0 - marker / 10)
 
 
-def test_a_part_that_describes_a_problem_is_answered_by_its_fix(embedder: object) -> None:
-    """The second part of "…인증서 에러를 우회하는 설정이랑, 노드 버전이 안 맞는다고 설치를
-    거부할 때 켜는 설정은?" restates the second note's problem; its best line was that problem
-    ("`node` 버전과 일치하지 않아 실행 거부하는 에러"), quoted as if it answered."""
-    ssl, engine = "react/yarn-ssl.md", "react/yarn-engine.md"
-    evidence = [
-        _section(
-            1,
-            ssl,
-            ["yarn SSL", "문제"],
-            3,
-            "## 문제\n\n- `Yarn: unable to verify the first certificate`",
-        ),
-        _section(
-            2, ssl, ["yarn SSL", "해결"], 7, '## 해결\n\n- `yarn config set "strict-ssl" false -g`'
-        ),
-        _section(
-            3,
-            engine,
-            ["yarn engine", "문제"],
-            3,
-            "## 문제\n\n- 모듈이 요구하는 `node` 버전과 맞지 않아 설치를 거부하는 에러",
-        ),
-        _section(
-            4,
-            engine,
-            ["yarn engine", "해결"],
-            7,
-            "## 해결\n\n1. `yarn config list`\n2. `yarn config set ignore-engines true`",
-        ),
-    ]
-    question = (
-        "yarn으로 패키지 받을 때 첫 번째 인증서를 검증 못 한다는 에러를 우회하는 설정이랑, "
-        "노드 버전이 모듈 요구 버전과 안 맞는다고 설치를 거부할 때 켜는 설정이 뭐였지?"
-    )
-    answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
-    assert "strict-ssl" in answer and "ignore-engines true" in answer, answer
-    assert "맞지 않아" not in answer, answer
-
+_SSL, _ENGINE = "react/yarn-ssl.md", "react/yarn-engine.md"
 
 _MSSQL_URL = """## 해결
 
@@ -625,41 +587,91 @@ spring:
 """
 
 
-def test_a_part_is_not_answered_from_a_note_that_holds_less_of_it(embedder: object) -> None:
-    """ "…윈도우 인증 옵션이랑, 직접 내려받아 gradle에 넣은 드라이버 jar 파일 이름이 뭐였지?":
-    the MariaDB note's datasource block (`driver-class-name`) was quoted for the second part,
-    where the MSSQL note quoted holds the jar in its next section."""
-    evidence = [
-        _section(1, "mssql/login.md", ["MSSQL 로그인 에러", "해결"], 5, _MSSQL_URL),
-        _section(2, "mariadb/datasource.md", ["MariaDB datasource", "해결"], 5, _MARIADB),
-        _section(3, "mssql/login.md", ["MSSQL 로그인 에러", "드라이버"], 14, _MSSQL_JAR),
-    ]
-    question = (
-        "스프링부트로 MSSQL 붙일 때 로그인 에러 나서 yml 접속 URL에서 지워야 했던 윈도우 인증 "
-        "옵션이랑, 직접 내려받아 gradle에 넣은 드라이버 jar 파일 이름이 뭐였지?"
-    )
-    answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
-    assert "integratedSecurity" in answer and "mssql-jdbc-10.2.0.jre8.jar" in answer, answer
-    assert "mariadb" not in answer, answer
-
-
-def test_a_part_that_asks_for_the_error_gets_the_error(embedder: object) -> None:
-    """A review's case: the fix is quoted for the first part, and the second asks for the error
-    itself; the problem line was swapped for the fix already quoted, and the error was lost."""
-    path = "react/yarn-engine.md"
-    error = '## Problem\n\nerror: The engine "node" is incompatible with this module.'
-    evidence = [
-        _section(1, path, ["yarn engine", "Problem"], 3, error),
-        _section(
-            2,
-            path,
-            ["yarn engine", "Fix"],
-            7,
-            "## Fix\n\nRun `yarn config set ignore-engines true`.",
+@pytest.mark.parametrize(
+    ("evidence", "question", "said", "kept_out"),
+    [
+        pytest.param(  # the second part restates the second note's problem: its best line was
+            # that problem ("`node` 버전과 일치하지 않아 실행 거부하는 에러"), quoted as if it answered
+            [
+                _section(
+                    1,
+                    _SSL,
+                    ["yarn SSL", "문제"],
+                    3,
+                    "## 문제\n\n- `Yarn: unable to verify the first certificate`",
+                ),
+                _section(
+                    2,
+                    _SSL,
+                    ["yarn SSL", "해결"],
+                    7,
+                    '## 해결\n\n- `yarn config set "strict-ssl" false -g`',
+                ),
+                _section(
+                    3,
+                    _ENGINE,
+                    ["yarn engine", "문제"],
+                    3,
+                    "## 문제\n\n- 모듈이 요구하는 `node` 버전과 맞지 않아 설치를 거부하는 에러",
+                ),
+                _section(
+                    4,
+                    _ENGINE,
+                    ["yarn engine", "해결"],
+                    7,
+                    "## 해결\n\n1. `yarn config list`\n2. `yarn config set ignore-engines true`",
+                ),
+            ],
+            "yarn으로 패키지 받을 때 첫 번째 인증서를 검증 못 한다는 에러를 우회하는 설정이랑, "
+            "노드 버전이 모듈 요구 버전과 안 맞는다고 설치를 거부할 때 켜는 설정이 뭐였지?",
+            ["strict-ssl", "ignore-engines true"],
+            "맞지 않아",
+            id="a part describing a problem is answered by its fix",
         ),
-    ]
-    question = (
-        "How do I make yarn skip the node engine check, and what was the exact error it printed?"
-    )
+        pytest.param(  # the MariaDB note's datasource block (`driver-class-name`) was quoted for
+            # the second part, where the MSSQL note quoted holds the jar in its next section
+            [
+                _section(1, "mssql/login.md", ["MSSQL 로그인 에러", "해결"], 5, _MSSQL_URL),
+                _section(2, "mariadb/datasource.md", ["MariaDB datasource", "해결"], 5, _MARIADB),
+                _section(3, "mssql/login.md", ["MSSQL 로그인 에러", "드라이버"], 14, _MSSQL_JAR),
+            ],
+            "스프링부트로 MSSQL 붙일 때 로그인 에러 나서 yml 접속 URL에서 지워야 했던 윈도우 인증 "
+            "옵션이랑, 직접 내려받아 gradle에 넣은 드라이버 jar 파일 이름이 뭐였지?",
+            ["integratedSecurity", "mssql-jdbc-10.2.0.jre8.jar"],
+            "mariadb",
+            id="no part from a note that holds less of it",
+        ),
+        pytest.param(  # a review's case: the fix is quoted for the first part and the second
+            # asks for the error itself; the problem line was swapped for the fix already
+            # quoted, and the error was lost
+            [
+                _section(
+                    1,
+                    _ENGINE,
+                    ["yarn engine", "Problem"],
+                    3,
+                    '## Problem\n\nerror: The engine "node" is incompatible with this module.',
+                ),
+                _section(
+                    2,
+                    _ENGINE,
+                    ["yarn engine", "Fix"],
+                    7,
+                    "## Fix\n\nRun `yarn config set ignore-engines true`.",
+                ),
+            ],
+            "How do I make yarn skip the node engine check, and what was the exact error it printed?",
+            ["ignore-engines true", "is incompatible"],
+            None,
+            id="a part asking for the error gets the error",
+        ),
+    ],
+)
+def test_a_second_part_is_quoted_from_where_it_is_answered(
+    embedder: object, evidence: list[Evidence], question: str, said: list[str], kept_out: str | None
+) -> None:
+    """What a question's second part asks is quoted from the note that answers it: the fix, not
+    the problem the part restates; never a line of a note that holds less of the part."""
     answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
-    assert "ignore-engines true" in answer and "is incompatible" in answer, answer
+    assert all(fact in answer for fact in said), answer
+    assert kept_out is None or kept_out not in answer, answer

@@ -254,13 +254,13 @@ class Extractive:
         for part in asked if may else []:
             fits = self._said(part, s.content)[1]
             said = [query_words(part), translated_words(part)]  # as either language has it
-
-            def held(path: str, said: list[list[frozenset[str]]] = said) -> float:
-                return max(coverage(words, s.note[path]) for words in said)
-
-            most = max(held(path) for path in notes)
+            held = {
+                path: max(coverage(words, terms) for words in said)
+                for path, terms in s.note.items()
+            }  # once per note, not once per unit
+            most = max(held[path] for path in notes)
             near = [
-                i for i in may if s.found[i][0].path in notes or held(s.found[i][0].path) > most
+                i for i in may if s.found[i][0].path in notes or held[s.found[i][0].path] > most
             ]
             if not near:
                 continue
