@@ -19,6 +19,7 @@ from conftest import MakeWorkspace
 from kebab.llm import Evidence
 from kebab.llm.asks import WANTS, holds, parts
 from kebab.llm.extractive import Extractive
+from kebab.rag import outcome
 from kebab.workspace import Workspace
 from llm_server import ask
 
@@ -430,6 +431,34 @@ def test_no_steps_number_is_the_number_asked_for() -> None:
             "날짜를 직접 넣지 않고, 일주일 안에 마감인 할 일만 뽑는 쿼리는?",
             ["날짜를 직접 넣지 않고, 일주일 안에 마감인 할 일만 뽑는 쿼리는?"],
         ),
+        (  # a past tense and "고" join a second thing asked, with no comma
+            "nginx는 몇 버전으로 올렸고 certbot은 어느 버전이었지?",
+            ["nginx는 몇 버전으로 올렸고", "certbot은 어느 버전이었지?"],
+        ),
+        (  # "…하고" goes on with the same clause
+            "도커로 설치하고 실행하면 몇 번 포트로 떠?",
+            ["도커로 설치하고 실행하면 몇 번 포트로 떠?"],
+        ),
+        (  # "뭘" asks as "뭐" does
+            "gradle 경고는 뭘로 껐고, 콘솔 한글이 깨질 땐 VM 옵션에 뭘 넣었지?",
+            ["gradle 경고는 뭘로 껐고", "콘솔 한글이 깨질 땐 VM 옵션에 뭘 넣었지?"],
+        ),
+        (  # a question word after a preposition asks, and "and was there" asks again
+            "From which release is the cache on by default, and was there a setting to turn "
+            "it off?",
+            [
+                "From which release is the cache on by default",
+                "was there a setting to turn it off?",
+            ],
+        ),
+        (  # "…, and name…": a second thing asked as a request
+            "How do I run Uvicorn on every core, and name a server that can stand in for it?",
+            ["How do I run Uvicorn on every core", "name a server that can stand in for it?"],
+        ),
+        (  # "and have…" goes on with the subject of the one thing asked
+            "Which hosting companies sponsor the project and have guides for deploying it?",
+            ["Which hosting companies sponsor the project and have guides for deploying it?"],
+        ),
     ],
 )
 def test_a_question_is_read_as_the_things_it_asks(question: str, asked: list[str]) -> None:
@@ -487,6 +516,83 @@ def test_each_thing_a_question_of_two_parts_asks_is_quoted(
         "How do I pause the nightly restic backup?", evidence
     )
     assert "systemctl stop restic-nightly.timer" in alone and "/var/log" not in alone, alone
+
+
+_WAL_NOTE = """# Enabling WAL mode for SQLite database files
+
+I wanted to turn on WAL mode for a bunch of SQLite files in a folder.
+
+WAL mode lets readers keep reading while a writer writes, which helps a busy web app.
+
+## Turning it on
+
+I ran this against all of the `*.db` files in a directory like this:
+
+```
+ls *.db | while read filename;
+  do sqlite3 $filename 'PRAGMA journal_mode=WAL;';
+done;
+```
+
+The first time I ran this it worked on all but one file, which said the database is locked, so I kept trying against that file until it worked.
+
+Each file then gets two companion files, `-wal` and `-shm`, next to it while it is open.
+
+You can check which mode a file is in with `PRAGMA journal_mode;`, which prints `wal`.
+
+## Turning WAL mode off again
+
+If you want to turn WAL mode off and go back to the SQLite default, the unintuitive way to do that is:
+
+```
+PRAGMA journal_mode=delete;
+```
+
+The companion files go away the next time the database is closed.
+"""
+
+
+def test_a_part_is_quoted_from_the_line_that_answers_it_not_the_topic(embedder: object) -> None:
+    """The loop that turns WAL on fits "switch it back to the default" nearly as well as the
+    line that turns it off, and far better than it fits the part it answers: a part's line is
+    the one that fits it better than it fits the other part (set J, the labelled questions of
+    two parts and set K, held out: 2, 2 and 1 more answers state every key fact, none fewer)."""
+    evidence = [Evidence(1, "sqlite/wal.md", ["Enabling WAL mode"], 1, 31, _WAL_NOTE, "", 0.9)]
+    answer = Extractive(embedder).answer(  # type: ignore[arg-type]
+        "what's the pragma to flip a sqlite file into WAL mode, and how do I switch it back to "
+        "the default afterwards?",
+        evidence,
+    )
+    assert "journal_mode=WAL" in answer and "journal_mode=delete" in answer, answer
+
+
+def test_a_question_of_two_parts_is_answered_only_when_the_quote_holds_both(
+    embedder: object,
+) -> None:
+    """Half an answer that reads as whole is a confident wrong answer: the time of the backup
+    quoted for "…, and how do I encrypt it with a hardware key?" (which no note says) comes
+    closest. The whole question scores as sure as one that is answered; its second part does
+    not."""
+    evidence = [
+        Evidence(1, "backup/restic.md", ["Restic on nas01"], 1, 14, _RESTIC_NOTE, "", 0.9),
+        Evidence(2, "ops/logs.md", ["Where logs live on nas01"], 1, 4, _RESTIC_LOGS, "", 0.7),
+    ]
+    quoter = Extractive(embedder)  # type: ignore[arg-type]
+
+    def decided(question: str) -> tuple[str, float]:
+        chosen = quoter.select(question, evidence)
+        return outcome.after_quoting(chosen.features, parts=chosen.parts), outcome.confidence(
+            chosen.features
+        )
+
+    half, sure = decided(
+        "What time does the nightly restic backup run, and how do I encrypt its repository "
+        "with a hardware key?"
+    )
+    assert half == "closest" and sure >= outcome.ANSWERED_AT
+    both = "What time does the nightly restic backup run, and where does it write its log file?"
+    assert decided(both)[0] == "answered"
+    assert decided("What time does the nightly restic backup run?")[0] == "answered"
 
 
 def test_reading_a_long_question_for_its_parts_stays_fast() -> None:

@@ -255,6 +255,7 @@ def _outcome_figures(a: Answer) -> dict[str, Any]:
         return {}
     return {
         "confidence": said.get("confidence"),
+        "part_confidence": said.get("part_confidence"),
         "features": said.get("features"),
         "quoted": said.get("quoted"),
     }

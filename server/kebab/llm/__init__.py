@@ -64,10 +64,14 @@ async def complete(model: LanguageModel, request: GenerateRequest) -> str:
 class Selection(msgspec.Struct, frozen=True):
     """What a quoting answerer chose for a question: the quoted text (`[#n]` markers in it) and
     figures about the units it quoted, which `rag.outcome` weighs to say whether they hold what
-    was asked (`answered`) or only come closest (`closest`). Empty text: nothing to quote."""
+    was asked (`answered`) or only come closest (`closest`), for the question and for each thing
+    it asks. Empty text: nothing to quote."""
 
     text: str
     features: dict[str, float] = {}
+    # the same figures for each part of a question that asks two or more things (`asks.parts`),
+    # read at the quoted unit that fits the part best; empty for a question of one part
+    parts: list[dict[str, float]] = []
 
 
 @runtime_checkable

@@ -155,16 +155,24 @@ _VALUE = re.compile(r"[\d.,:/-]+")
 # doing ("…into WAL mode, and what's the way back?", "pack a folder and then split it"); in
 # Korean, "그리고", or a comma after a joining ending ("…갱신하는 명령이랑, …", "…뭐였고, …",
 # "…적어야 하고, …"; not "…넣지 않고,", "…바꾸지 말고,", which set a condition). A clause that
-# only goes on with the first ("…for a Header() and for a model") is no second question.
+# only goes on with the first ("…for a Header() and for a model", "…sponsor the project and
+# have guides…") is no second question; a request after ", and" is ("…, and name a server
+# that can stand in for it?").
 _WH = r"what|what's|which|how|where|when|why|who"
+# Hangul syllables that end in ㅆ: a past tense before "고" joins a second thing asked without a
+# comma ("몇 버전으로 맞췄고 스프링 부트는 몇 버전이었지?", "뭐였고 결국 …"); a present "…하고"
+# goes on with the same clause ("설치하고 실행하면") and needs the comma.
+_PAST = "".join(chr(0xAC00 + 28 * i + 20) for i in range(19 * 21))
 _SECOND = re.compile(
     r"(?<=[?？])\s+(?=\S)"
     rf"|(?:,|;)?(?<!\s)\s+(?:and|also)\s+(?:then\s+)?(?=(?:{_WH}"
-    r"|is|are|do|does|did|can|could|should|will|would)\b)"
+    r"|is|are|was|were|do|does|did|can|could|should|will|would)\b)"
+    r"|,\s+and\s+(?=(?:name|list|give|tell|show)\b)"
     r"|(?:,|;)?(?<!\s)\s+and\s+then\s+(?=[a-z]+\b)"
     rf"|;(?<!\s)\s+(?=(?:{_WH})\b)"
     r"|(?:,\s*|(?<!\s)\s+)(?:그리고|그 ?다음(?:에)?|그런 ?다음(?:에)?)\s+"
-    r"|(?:(?<=[가-힣][랑며])|(?<=[가-힣]고)(?<!않고)(?<!말고)(?<!안 하고))\s*,\s+",
+    r"|(?:(?<=[가-힣][랑며])|(?<=[가-힣]고)(?<!않고)(?<!말고)(?<!안 하고))\s*,\s+"
+    rf"|(?<=[{_PAST}]고)\s+",
     re.I,
 )
 PART_WORDS = 2  # content words each part must have to stand as a question of its own
@@ -200,8 +208,9 @@ def parts(question: str) -> list[str]:
 
 
 _ASKING = re.compile(
-    r"[?？]|(^|[.!:,;—]\s*)(what|which|how|where|when|why|who|is|are|do|does|can|should)\b"
-    r"|뭐|무엇|어디|어느|언제|어떻게|몇|무슨|어떤|왜|얼마|나요|까요|려면|방법|알려"
+    r"[?？]|(^|[.!:,;—]\s*)(?:(?:from|in|at|on|for|with|since|after|before|under)\s+)?"
+    r"(what|which|how|where|when|why|who|is|are|do|does|can|should)\b"
+    r"|뭐|뭘|뭔|무엇|어디|어느|언제|어떻게|몇|무슨|어떤|왜|얼마|나요|까요|려면|방법|알려"
     r"|[가-힣][랑며]\s*,\s*$",  # "…명령이랑, …": a thing asked, joined to the next one
     re.I,
 )

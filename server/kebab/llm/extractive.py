@@ -166,12 +166,14 @@ class Extractive:
             )
             done = _complete(question, found[again[0]][1], _context(found[again[0]][0]))
             chosen += [i for i in _chosen(found, again, scores, done, None) if i not in chosen]
-        chosen += self._other_parts(question, s, chosen)
+        asked_parts = parts(question)
+        asked_parts = asked_parts if len(asked_parts) > 1 else []  # the things asked, when two
+        per_part = [self._said(part, s.content) for part in asked_parts]
+        chosen += self._other_parts(asked_parts, per_part, s, chosen)
         chosen = _best_entry_first(
             found, _with_what_they_point_at(found, _gaps_filled(found, chosen)), i0
         )
         text = render(found, chosen, question)
-        asked = names(question)
         held = " ".join(ev.text for ev in evidence).lower()
         wants = [shape for asks, shape in WANTS[:-1] if asks.search(question)]
         # the best unit of another note, among the `lead.AMONG` likeliest passages of other
@@ -180,8 +182,6 @@ class Extractive:
         where = {ev.marker: ev.path for ev, _ in found}
         near = {m for m, _ in [x for x in ranked if where.get(x[0]) != top.path][: lead.AMONG]}
         others = [scores[i] for i in order if found[i][0].marker in near]
-        rarest = max((w for _, w, _ in s.subject), default=0.0)
-        absent = [w for terms, w, _ in s.subject if not terms & s.note[top.path]]
         # A fix quoted for the problem the question described is vouched for by that match:
         # the problem's best unit, when it matched better than the fix's, says how near the
         # question the quote is (its cosine, the words it holds, its lead over other notes).
@@ -197,29 +197,70 @@ class Extractive:
         i1 = max((i0, p0), key=lambda i: (scores[i], -i))
         features = {
             "cosine": cos[i1],
-            "absent": max(absent, default=0.0) / rarest if rarest else 0.0,
+            "absent": _absent(s.subject, s.note[top.path]),
             "fix": float(is_fix(top.heading_path)),
             "cover": cover[i1],
             "margin": scores[i1] - max(others, default=0.0),
             "complete": float(complete),
             "asks_shape": float(bool(wants)),
-            "shape": float(
-                bool(wants) and all(any(holds(w, found[i][1]) for i in chosen) for w in wants)
-            ),
-            "names_missing": sum(1 for t in asked if t.lower() not in held) / len(asked)
-            if asked
-            else 0.0,
+            "shape": _shape_held(wants, found, chosen),
+            "names_missing": _names_missing(question, held),
             "block": float(is_block(found[i0][1])),
             "other_language": float(not s.mine[top.marker]),
             "lead": likely,
         }
-        return Selection(text, features)
+        each = [
+            self._part_figures(part, said, s, chosen, near, held, likely)
+            for part, said in zip(asked_parts, per_part, strict=True)
+        ]
+        return Selection(text, features, each)
 
-    def _other_parts(self, question: str, s: Read, chosen: list[int]) -> list[int]:
+    def _part_figures(
+        self,
+        part: str,
+        said: tuple[list[tuple[Evidence, str]], list[float], list[float], list[float]],
+        s: Read,
+        chosen: list[int],
+        near: set[int],
+        held: str,
+        likely: float,
+    ) -> dict[str, float]:
+        """The figures `Selection.features` holds, for one part of a question of two or more
+        (`asks.parts`), read at the quoted unit that fits that part best: a quote that holds
+        one part well and the other not at all must not pass as an answer to both."""
+        _, scores, cos, cover = said
+        j = max(chosen, key=lambda i: (scores[i], -i))
+        ev, unit = s.found[j]
+        wants = [shape for asks, shape in WANTS[:-1] if asks.search(part)]
+        others = [scores[i] for i in range(len(s.found)) if s.found[i][0].marker in near]
+        return {
+            "cosine": cos[j],
+            "absent": _absent(self._subject(part), s.note[ev.path]),
+            "fix": float(is_fix(ev.heading_path)),
+            "cover": cover[j],
+            "margin": scores[j] - max(others, default=0.0),
+            "complete": float(_complete(part, unit, _context(ev))),
+            "asks_shape": float(bool(wants)),
+            "shape": _shape_held(wants, s.found, chosen),
+            "names_missing": _names_missing(part, held),
+            "block": float(is_block(unit)),
+            "other_language": float(not s.mine[ev.marker]),
+            "lead": likely,
+        }
+
+    def _other_parts(
+        self,
+        asked: list[str],
+        per_part: list[tuple[list[tuple[Evidence, str]], list[float], list[float], list[float]]],
+        s: Read,
+        chosen: list[int],
+    ) -> list[int]:
         """For a question that asks two things ("what's the pragma to turn WAL on, and what's
         the way back?", `asks.parts`), what answers a part the quote leaves out, to quote after
-        it: the unit that best fits both that part and the whole question (a part alone often
-        lacks its subject: "…, and is it TCP or UDP?"), with its neighbours (`_window`), from a
+        it: the unit that fits that part better than it fits the other parts, with the whole
+        question beside it (a part alone often lacks its subject: "…, and is it TCP or UDP?";
+        a line on the note's topic fits every part alike, and the loop that turns WAL on was
+        quoted for "…, and how do I switch it back?"), with its neighbours (`_window`), from a
         passage that is no translation of one quoted; the fix when that unit describes a
         problem (`text.fix_for`). A part is answered when that unit is quoted: scores are close
         between units that share the note's topic ("turn WAL mode off" scores 0.98 of "turn WAL
@@ -232,7 +273,6 @@ class Extractive:
         datasource block beside the MSSQL note that names the jar). (Put in the order asked, the
         quote's passages changed which of them a `closest` list shows with more room, and its
         excerpts held the key facts less often.)"""
-        asked = parts(question)
         if len(asked) < 2:
             return []
         quoted = {s.found[i][0].marker for i in chosen}
@@ -251,8 +291,14 @@ class Extractive:
         ]
         notes = {s.found[i][0].path for i in chosen}
         out: list[int] = []
-        for part in asked if may else []:
-            fits = self._said(part, s.content)[1]
+        for k, part in enumerate(asked if may else []):
+            # how much better the unit fits this part than any other part: a line on the
+            # note's topic ("서브모듈") fits every part alike, the line that answers this one
+            # stands out (`git submodule deinit` for "…해제할 때 쓰는 명령")
+            fits = [
+                f - max(per_part[o][1][i] for o in range(len(asked)) if o != k)
+                for i, f in enumerate(per_part[k][1])
+            ]
             said = [query_words(part), translated_words(part)]  # as either language has it
             held = {
                 path: max(coverage(words, terms) for words in said)
@@ -419,6 +465,28 @@ class Extractive:
             out.append(0.65 * c + 0.35 * cover + prior + fits + named)
             covers.append(cover)
         return out, cos, covers
+
+
+def _absent(subject: list[tuple[frozenset[str], float, bool]], note: set[str]) -> float:
+    """The rarest subject word the note lacks, as a share of the rarest subject word's rarity
+    ("laptop" asked of the server's backup note): 0 when the note holds them all."""
+    rarest = max((w for _, w, _ in subject), default=0.0)
+    absent = [w for terms, w, _ in subject if not terms & note]
+    return max(absent, default=0.0) / rarest if rarest else 0.0
+
+
+def _shape_held(
+    wants: list[re.Pattern[str]], found: list[tuple[Evidence, str]], chosen: list[int]
+) -> float:
+    """1.0 when the question asks for a shape (a number, a path, a command) and the quoted
+    units hold every shape asked."""
+    return float(bool(wants) and all(any(holds(w, found[i][1]) for i in chosen) for w in wants))
+
+
+def _names_missing(question: str, held: str) -> float:
+    """The share of the names the question gives (`asks.names`) that the evidence lacks."""
+    asked = names(question)
+    return sum(1 for t in asked if t.lower() not in held) / len(asked) if asked else 0.0
 
 
 def _fits_best(among: list[int], part: list[float], whole: list[float]) -> int:

@@ -210,8 +210,9 @@ def _quote(llm: Quoter, p: Prepared, answered_at: float) -> None:
     }
     p.extra["features"] = features
     p.extra["confidence"] = round(outcome.confidence(features), 4) if chosen.features else 0.0
+    p.extra["part_confidence"] = [round(outcome.confidence(f), 4) for f in chosen.parts]
     p.extra["quoted"] = chosen.text
-    if chosen.text and outcome.after_quoting(features, answered_at) == "answered":
+    if chosen.text and outcome.after_quoting(features, answered_at, chosen.parts) == "answered":
         return
     p.outcome, p.refusal = "closest", "llm_self_judge"
     # what it would have quoted, listed first, in the order it would have quoted them
@@ -363,6 +364,7 @@ def _explained(
         "outcome": {
             "features": p.extra.get("features"),
             "confidence": p.extra.get("confidence"),
+            "part_confidence": p.extra.get("part_confidence"),
             "quoted": p.extra.get("quoted"),
         },
         "top_cosine": p.top_cosine,
