@@ -555,8 +555,9 @@ The companion files go away the next time the database is closed.
 def test_a_part_is_quoted_from_the_line_that_answers_it_not_the_topic(embedder: object) -> None:
     """The loop that turns WAL on fits "switch it back to the default" nearly as well as the
     line that turns it off, and far better than it fits the part it answers: a part's line is
-    the one that fits it better than it fits the other part (set J, the labelled questions of
-    two parts and set K, held out: 2, 2 and 1 more answers state every key fact, none fewer)."""
+    the one that fits it better than it fits the other part, in the notes the quote holds (set
+    J, the 82 labelled questions of two parts and set K, held out: 6, 21 and 10 answers state
+    every key fact, against 5, 19 and 9)."""
     evidence = [Evidence(1, "sqlite/wal.md", ["Enabling WAL mode"], 1, 31, _WAL_NOTE, "", 0.9)]
     answer = Extractive(embedder).answer(  # type: ignore[arg-type]
         "what's the pragma to flip a sqlite file into WAL mode, and how do I switch it back to "

@@ -257,10 +257,11 @@ class Extractive:
     ) -> list[int]:
         """For a question that asks two things ("what's the pragma to turn WAL on, and what's
         the way back?", `asks.parts`), what answers a part the quote leaves out, to quote after
-        it: the unit that fits that part better than it fits the other parts, with the whole
-        question beside it (a part alone often lacks its subject: "…, and is it TCP or UDP?";
-        a line on the note's topic fits every part alike, and the loop that turns WAL on was
-        quoted for "…, and how do I switch it back?"), with its neighbours (`_window`), from a
+        it: in the notes the quote holds, the unit that fits that part better than it fits
+        the other parts (a line on the note's topic fits every part alike: the loop that turns
+        WAL on was quoted for "…, and how do I switch it back?"), elsewhere the unit that fits
+        it best, each with the whole question beside it (a part alone often lacks its subject:
+        "…, and is it TCP or UDP?"), with its neighbours (`_window`), from a
         passage that is no translation of one quoted; the fix when that unit describes a
         problem (`text.fix_for`). A part is answered when that unit is quoted: scores are close
         between units that share the note's topic ("turn WAL mode off" scores 0.98 of "turn WAL
@@ -292,10 +293,9 @@ class Extractive:
         notes = {s.found[i][0].path for i in chosen}
         out: list[int] = []
         for k, part in enumerate(asked if may else []):
-            # how much better the unit fits this part than any other part: a line on the
-            # note's topic ("서브모듈") fits every part alike, the line that answers this one
-            # stands out (`git submodule deinit` for "…해제할 때 쓰는 명령")
-            fits = [
+            # how much better a unit fits this part than any other part: a line on the note's
+            # topic fits every part alike, the line that answers this one stands out
+            apart = [
                 f - max(per_part[o][1][i] for o in range(len(asked)) if o != k)
                 for i, f in enumerate(per_part[k][1])
             ]
@@ -310,7 +310,15 @@ class Extractive:
             ]
             if not near:
                 continue
+            # within the notes the quote holds, the line that stands out for this part; from
+            # another note, the line that fits it best (one that stands out there is mostly a
+            # word or two the part shares with it: "somewhere else" for "…point it somewhere
+            # else?" in a note on moving a binary)
+            fits = apart
             best = _fits_best(near, fits, s.scores)
+            if s.found[best][0].path not in notes:
+                fits = per_part[k][1]
+                best = _fits_best(near, fits, s.scores)
             # a part that describes a problem ("…설치를 거부할 때 켜는 설정") is answered by
             # the fix its note gives for it (the nearest after it), not by the line that
             # restates the problem; unless that fix is quoted already, and the part asks for

@@ -171,11 +171,11 @@ def unknown_share(question: str, unknown: list[str]) -> float:
 # Each thing a question of two or more parts asks must be held at least this surely, read by the
 # same weights at the quoted unit that fits that part best. A part alone lacks the subject the
 # question gives once ("…, and which file does it log to?"), so its figures sit lower than the
-# whole question's: 0.40 is the highest bar that cost no right answer on the labelled
-# questions of two parts it was set on (set J and the 82 of the other sets: `answered` that
-# states every key fact 0.44 -> 0.54 on set J); on set K, written afterwards and held out,
-# precision 0.59 -> 0.67 and half-answerable questions answered 0.38 -> 0.25, no right answer
-# lost (docs/quality.md, twentieth session).
+# whole question's. 0.40 gave the highest precision on the labelled questions of two parts it
+# was set on (set J and the 82 of the other sets: 0.64 -> 0.69; set J 0.38 -> 0.50), at a cost
+# of two right answers whose second part names nothing ("…, and how do I point it somewhere
+# else?"). On set K, written afterwards and held out: precision 0.59 -> 0.67, half-answerable
+# questions answered 0.38 -> 0.25, no right answer lost (docs/quality.md, twentieth session).
 PART_HELD_AT = 0.40
 
 
