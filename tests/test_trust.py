@@ -455,6 +455,26 @@ def test_no_steps_number_is_the_number_asked_for() -> None:
             "How do I run Uvicorn on every core, and name a server that can stand in for it?",
             ["How do I run Uvicorn on every core", "name a server that can stand in for it?"],
         ),
+        (  # a setting before the second thing asked goes with it, not with the first
+            "포트는 몇 번이고, 설정을 바꿨고 재시작도 했는데 왜 안 돼?",
+            ["포트는 몇 번이고", "설정을 바꿨고 재시작도 했는데 왜 안 돼?"],
+        ),
+        (  # "있고" is no past tense
+            "설정 파일이 어디 있는지 알고 있고 권한도 확인했는데 왜 안 열려?",
+            ["설정 파일이 어디 있는지 알고 있고 권한도 확인했는데 왜 안 열려?"],
+        ),
+        (  # "뭔가" is "something", not "what"
+            "뭔가 이상한데, 로그는 어디 있어?",
+            ["뭔가 이상한데, 로그는 어디 있어?"],
+        ),
+        (  # "and were…" with no subject goes on with the one thing asked
+            "Which containers were rebuilt last night and were restarted by watchtower?",
+            ["Which containers were rebuilt last night and were restarted by watchtower?"],
+        ),
+        (  # "For what it's worth" asks nothing
+            "What time does the backup run? For what it's worth, I'm asking for a friend.",
+            ["What time does the backup run? For what it's worth, I'm asking for a friend."],
+        ),
         (  # "and have…" goes on with the subject of the one thing asked
             "Which hosting companies sponsor the project and have guides for deploying it?",
             ["Which hosting companies sponsor the project and have guides for deploying it?"],
@@ -594,6 +614,20 @@ def test_a_question_of_two_parts_is_answered_only_when_the_quote_holds_both(
     both = "What time does the nightly restic backup run, and where does it write its log file?"
     assert decided(both)[0] == "answered"
     assert decided("What time does the nightly restic backup run?")[0] == "answered"
+    # a part that names what no passage holds is not held, however near it reads
+    chosen = quoter.select(
+        "What time does the nightly restic backup run, and how many snapshots does BorgBackup "
+        "keep?",
+        evidence,
+    )
+    assert outcome.after_quoting(chosen.features, parts=chosen.parts) == "closest"
+    # a bar set lower (`rag.answered_at`) lowers the parts' bar with it
+    half = quoter.select(
+        "What time does the nightly restic backup run, and how do I encrypt its repository "
+        "with a hardware key?",
+        evidence,
+    )
+    assert outcome.after_quoting(half.features, 0.0, half.parts) == "answered"
 
 
 def test_reading_a_long_question_for_its_parts_stays_fast() -> None:

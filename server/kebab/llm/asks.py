@@ -166,13 +166,13 @@ _PAST = "".join(chr(0xAC00 + 28 * i + 20) for i in range(19 * 21))
 _SECOND = re.compile(
     r"(?<=[?？])\s+(?=\S)"
     rf"|(?:,|;)?(?<!\s)\s+(?:and|also)\s+(?:then\s+)?(?=(?:{_WH}"
-    r"|is|are|was|were|do|does|did|can|could|should|will|would)\b)"
+    r"|is|are|do|does|did|can|could|should|will|would|(?:was|were)\s+(?:there|it|they|this|that))\b)"
     r"|,\s+and\s+(?=(?:name|list|give|tell|show)\b)"
     r"|(?:,|;)?(?<!\s)\s+and\s+then\s+(?=[a-z]+\b)"
     rf"|;(?<!\s)\s+(?=(?:{_WH})\b)"
     r"|(?:,\s*|(?<!\s)\s+)(?:그리고|그 ?다음(?:에)?|그런 ?다음(?:에)?)\s+"
     r"|(?:(?<=[가-힣][랑며])|(?<=[가-힣]고)(?<!않고)(?<!말고)(?<!안 하고))\s*,\s+"
-    rf"|(?<=[{_PAST}]고)\s+",
+    rf"|(?<=[{_PAST}]고)(?<!있고)\s+",
     re.I,
 )
 PART_WORDS = 2  # content words each part must have to stand as a question of its own
@@ -188,6 +188,8 @@ def parts(question: str) -> list[str]:
     spans: list[tuple[int, int]] = []  # (start, end) of each part in `question`
     at = 0
     for m in itertools.islice(_SECOND.finditer(question), 4 * MOST_PARTS):  # a long list
+        if m.group().strip() == "" and not _asks(question[at : m.start()]):
+            continue  # "…설정을 바꿨고 재시작도 했는데 왜…": a setting, not a thing asked
         if len(query_words(question[at : m.start()])) >= PART_WORDS:
             spans.append((at, m.start()))
             at = m.end()
@@ -208,9 +210,9 @@ def parts(question: str) -> list[str]:
 
 
 _ASKING = re.compile(
-    r"[?？]|(^|[.!:,;—]\s*)(?:(?:from|in|at|on|for|with|since|after|before|under)\s+)?"
-    r"(what|which|how|where|when|why|who|is|are|do|does|can|should)\b"
-    r"|뭐|뭘|뭔|무엇|어디|어느|언제|어떻게|몇|무슨|어떤|왜|얼마|나요|까요|려면|방법|알려"
+    r"[?？]|(^|[.!:,;—]\s*)(what|which|how|where|when|why|who|is|are|do|does|can|should)\b"
+    r"|(^|[.!:,;—]\s*)(?:from|in|since|after|before|under)\s+which\b"  # "From which release…"
+    r"|뭐|뭘(?! ?해도)|뭔(?!가)|무엇|어디|어느|언제|어떻게|몇|무슨|어떤|왜|얼마|나요|까요|려면|방법|알려"
     r"|[가-힣][랑며]\s*,\s*$",  # "…명령이랑, …": a thing asked, joined to the next one
     re.I,
 )

@@ -167,7 +167,7 @@ class Extractive:
             done = _complete(question, found[again[0]][1], _context(found[again[0]][0]))
             chosen += [i for i in _chosen(found, again, scores, done, None) if i not in chosen]
         asked_parts = parts(question)
-        asked_parts = asked_parts if len(asked_parts) > 1 else []  # the things asked, when two
+        asked_parts = asked_parts if len(asked_parts) > 1 else []  # when two or more
         per_part = [self._said(part, s.content) for part in asked_parts]
         chosen += self._other_parts(asked_parts, per_part, s, chosen)
         chosen = _best_entry_first(
@@ -210,7 +210,7 @@ class Extractive:
             "lead": likely,
         }
         each = [
-            self._part_figures(part, said, s, chosen, near, held, likely)
+            self._part_figures(part, said, s, chosen, near, top.path, held, likely)
             for part, said in zip(asked_parts, per_part, strict=True)
         ]
         return Selection(text, features, each)
@@ -222,6 +222,7 @@ class Extractive:
         s: Read,
         chosen: list[int],
         near: set[int],
+        top: str,
         held: str,
         likely: float,
     ) -> dict[str, float]:
@@ -232,7 +233,13 @@ class Extractive:
         j = max(chosen, key=lambda i: (scores[i], -i))
         ev, unit = s.found[j]
         wants = [shape for asks, shape in WANTS[:-1] if asks.search(part)]
-        others = [scores[i] for i in range(len(s.found)) if s.found[i][0].marker in near]
+        # its lead over the best unit of other notes than its own: the likeliest passages of
+        # other notes than the quote's first, and that note's, when the part is read elsewhere
+        others = [
+            scores[i]
+            for i, (e, _) in enumerate(s.found)
+            if e.path != ev.path and (e.marker in near or e.path == top)
+        ]
         return {
             "cosine": cos[j],
             "absent": _absent(self._subject(part), s.note[ev.path]),
@@ -257,10 +264,11 @@ class Extractive:
     ) -> list[int]:
         """For a question that asks two things ("what's the pragma to turn WAL on, and what's
         the way back?", `asks.parts`), what answers a part the quote leaves out, to quote after
-        it: in the notes the quote holds, the unit that fits that part better than it fits
-        the other parts (a line on the note's topic fits every part alike: the loop that turns
-        WAL on was quoted for "…, and how do I switch it back?"), elsewhere the unit that fits
-        it best, each with the whole question beside it (a part alone often lacks its subject:
+        it: the unit that fits that part better than it fits the other parts, when that unit
+        is in a note the quote holds (a line on the note's topic fits every part alike: the
+        loop that turns WAL on was quoted for "…, and how do I switch it back?"); otherwise
+        the unit that fits the part best, each with the whole question beside it (a part
+        alone often lacks its subject:
         "…, and is it TCP or UDP?"), with its neighbours (`_window`), from a
         passage that is no translation of one quoted; the fix when that unit describes a
         problem (`text.fix_for`). A part is answered when that unit is quoted: scores are close

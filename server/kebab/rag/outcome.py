@@ -190,12 +190,18 @@ def after_quoting(
     (`unknown_share`), however close they are in meaning or however sure the quote is of its
     passage. (Of 689 labelled questions, the most any has in no note is 0.375, a near miss.)
     A question that asks two things is answered only when the quote holds each
-    (`PART_HELD_AT`): half an answer that reads as whole is a confident wrong answer."""
+    (`PART_HELD_AT`, or `answered_at` where that is set lower; a part naming what the
+    evidence lacks is not held): half an answer that reads as whole is a confident wrong
+    answer."""
     if (
         not features
         or features.get("names_missing", 0.0) >= 0.5
         or features.get("unknown_share", 0.0) > 0.5
-        or any(confidence(part) < PART_HELD_AT for part in parts or [])
+        or any(
+            part.get("names_missing", 0.0) >= 0.5
+            or confidence(part) < min(PART_HELD_AT, answered_at)
+            for part in parts or []
+        )
     ):
         return "closest"
     return "answered" if confidence(features) >= answered_at else "closest"
