@@ -79,6 +79,12 @@ _KEY_TERM = re.compile(
 COMMAND = WANTS[-1][1]
 
 
+def shapes_asked(question: str, how: bool = False) -> list[re.Pattern[str]]:
+    """The shapes of what `question` asks for (a version, a number, a flag…), as a unit that
+    holds them reads; with `how`, a command for "how do I…" too (the last of `WANTS`)."""
+    return [shape for asks, shape in (WANTS if how else WANTS[:-1]) if asks.search(question)]
+
+
 _ITEM_MARKERS = re.compile(r"^[ \t>]*(?:[-*+]|\d{1,9}[.)])[ \t]+", re.M)
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from kebab.llm import Evidence, GenerateRequest, Selection, lead
-from kebab.llm.asks import COMMAND, WANTS, counted, holds, key_terms, names, parts
+from kebab.llm.asks import COMMAND, counted, holds, key_terms, names, parts, shapes_asked
 from kebab.llm.lead import Read
 from kebab.llm.quoting import as_line, render, source_line, terms_apart
 from kebab.syntax import (
@@ -76,6 +76,9 @@ PRIOR = 0.3
 # (0.9, search's factor, quoted the wrong Korean page over the right English one for
 # Korean questions on tldr).
 TRANSLATION = 0.97
+# What `Extractive._said` reads for a question or a part of it: the units that say something,
+# each one's score, cosine and cover.
+Said = tuple[list[tuple[Evidence, str]], list[float], list[float], list[float]]
 # Share of a unit's score against the whole question in its score for one part of it: a part
 # alone often lacks the subject ("…, and is it TCP or UDP?") and would fit any note's line.
 WHOLE = 0.5
@@ -175,7 +178,7 @@ class Extractive:
         )
         text = render(found, chosen, question)
         held = " ".join(ev.text for ev in evidence).lower()
-        wants = [shape for asks, shape in WANTS[:-1] if asks.search(question)]
+        wants = shapes_asked(question)
         # the best unit of another note, among the `lead.AMONG` likeliest passages of other
         # notes: the margin, like `lead`, must not grow or shrink with `search.k`, nor jump
         # when one long note's sections fill the likeliest five and leave nothing to beat
@@ -218,7 +221,7 @@ class Extractive:
     def _part_figures(
         self,
         part: str,
-        said: tuple[list[tuple[Evidence, str]], list[float], list[float], list[float]],
+        said: Said,
         s: Read,
         chosen: list[int],
         near: set[int],
@@ -232,7 +235,7 @@ class Extractive:
         _, scores, cos, cover = said
         j = max(chosen, key=lambda i: (scores[i], -i))
         ev, unit = s.found[j]
-        wants = [shape for asks, shape in WANTS[:-1] if asks.search(part)]
+        wants = shapes_asked(part)
         # its lead over the best unit of other notes than its own: the likeliest passages of
         # other notes than the quote's first, and that note's, when the part is read elsewhere
         others = [
@@ -258,7 +261,7 @@ class Extractive:
     def _other_parts(
         self,
         asked: list[str],
-        per_part: list[tuple[list[tuple[Evidence, str]], list[float], list[float], list[float]]],
+        per_part: list[Said],
         s: Read,
         chosen: list[int],
     ) -> list[int]:
@@ -268,12 +271,12 @@ class Extractive:
         is in a note the quote holds (a line on the note's topic fits every part alike: the
         loop that turns WAL on was quoted for "…, and how do I switch it back?"); otherwise
         the unit that fits the part best, each with the whole question beside it (a part
-        alone often lacks its subject:
-        "…, and is it TCP or UDP?"), with its neighbours (`_window`), from a
-        passage that is no translation of one quoted; the fix when that unit describes a
-        problem (`text.fix_for`). A part is answered when that unit is quoted: scores are close
-        between units that share the note's topic ("turn WAL mode off" scores 0.98 of "turn WAL
-        on" against the question of turning it on), so nearly as good is not the same answer.
+        alone often lacks its subject: "…, and is it TCP or UDP?"), with its neighbours
+        (`_window`), from a passage that is no translation of one quoted; the fix when that
+        unit describes a problem (`text.fix_for`). A part is answered when that unit is quoted:
+        scores are close between units that share the note's topic ("turn WAL mode off" scores
+        0.98 of "turn WAL on" against the question of turning it on), so nearly as good is not
+        the same answer.
         The unit comes from the notes the quote holds, or from another note that holds more of
         the part's own words than they do ("…, and where does it write its log?": the note on
         logs): a part's best unit in any note was mostly a line that shares a word or two with
@@ -386,9 +389,7 @@ class Extractive:
         }
         return Read(content, found, scores, cos, cover, weight, mine, subject, note, share)
 
-    def _said(
-        self, question: str, content: list[Evidence]
-    ) -> tuple[list[tuple[Evidence, str]], list[float], list[float], list[float]]:
+    def _said(self, question: str, content: list[Evidence]) -> Said:
         """The passages' units that say something, each with its score against `question`, its
         cosine and its cover (`_scores`). Scored with the rest, since stored unit vectors are
         rows in `units()` order; a unit of only a screenshot or a link is then set aside:
@@ -462,7 +463,7 @@ class Extractive:
         cos = self._cosines(question, found)
         words = query_words(question)
         other = translated_words(question)  # read against units in the other language
-        wants = [shape for asks, shape in WANTS if asks.search(question)]
+        wants = shapes_asked(question, how=True)
         names = [t.lower() for t in key_terms(question)]
         count = counted(question)
         context = {ev.marker: terms_of(_context(ev)) for ev, _ in found}  # once per passage
@@ -594,7 +595,7 @@ def _complete(question: str, unit: str, context: str = "") -> bool:
     """Whether the unit holds every kind of thing the question asks for (a number, a version, a
     flag...); False when the question asks for no particular kind (how, why: an instruction
     reads better with the sentences around it)."""
-    wants = [shape for asks, shape in WANTS[:-1] if asks.search(question)]  # not "how do I"
+    wants = shapes_asked(question)  # not "how do I"
     count = counted(question)
     if count is not None:
         wants.append(count)

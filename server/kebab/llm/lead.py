@@ -18,7 +18,7 @@ import math
 import msgspec
 
 from kebab.llm import Evidence
-from kebab.llm.asks import WANTS, holds, key_terms
+from kebab.llm.asks import WANTS, holds, key_terms, shapes_asked
 from kebab.text import is_fix, is_symptom
 from kebab.units import is_block
 
@@ -115,7 +115,7 @@ def table(question: str, s: Read) -> dict[int, dict[str, float]]:
     weighted = [sc * w for sc, w in zip(s.scores, s.weight, strict=True)]
     b = max(range(len(s.found)), key=lambda i: (weighted[i], -i))
     top = s.found[b][0]
-    shapes = [shape for asks, shape in WANTS[:-1] if asks.search(question)]
+    shapes = shapes_asked(question)
     how = bool(WANTS[-1][0].search(question))
     names = [t.lower() for t in key_terms(question)]
     out: dict[int, dict[str, float]] = {}

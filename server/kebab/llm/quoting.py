@@ -11,7 +11,7 @@ import re
 
 from kebab.footnotes import MARKER
 from kebab.llm import Evidence
-from kebab.llm.asks import WANTS
+from kebab.llm.asks import shapes_asked
 from kebab.syntax import (
     BREAK_TAG,
     FOOTNOTE_LABEL,
@@ -196,7 +196,7 @@ def _block_lines(code: list[str], question: str) -> list[str]:
     asked = _NUMBER_UNIT.sub(r"\1 \2", question)
     words = query_words(asked)
     numbers = set(re.findall(r"\d+", asked))
-    wants = [shape for asks, shape in WANTS if asks.search(question)]
+    wants = shapes_asked(question, how=True)
 
     def fit(i: int) -> float:
         line = code[i]
