@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MakeWorkspace
+from kebab import text
 from kebab.rag import outcome
 from kebab.workspace import Workspace
 from llm_server import ask
@@ -402,6 +403,19 @@ def test_closest_says_what_the_notes_lack_only_when_the_question_is_about_it() -
     )
 
 
+async def test_when_the_asker_met_it_is_no_word_the_notes_lack(notes_ws: Workspace) -> None:
+    """ "Last week", "yesterday" say when the asker met the problem, not what it is about: a
+    note that answers is not doubted for lacking them ("The notes never mention: week.")."""
+    question = "How do I empty the NAS trash by hand? It filled up last week."
+    assert text.is_phrasing("week", question)
+    assert text.is_phrasing("yesterday", "Which file did I delete yesterday?")
+    assert not text.is_phrasing("week", "Which week does the on-call rota start?")
+    answer = await ask(notes_ws, question)
+    assert answer.outcome == "answered", answer.answer
+    assert "synoshare --recycle-clean all" in answer.answer
+    assert "never mention" not in answer.answer
+
+
 async def test_a_closest_passage_shows_the_line_that_comes_closest_not_only_its_opening(
     make_ws: MakeWorkspace,
 ) -> None:
@@ -424,6 +438,32 @@ async def test_a_closest_passage_shows_the_line_that_comes_closest_not_only_its_
     assert listed.excerpt.startswith("… Delete journal logs which are older than 2 days"), listed
     # and reads on from it: the command under the entry is what the person came for
     assert "journalctl --vacuum-time 2d" in listed.excerpt, listed.excerpt
+
+
+async def test_a_closest_excerpt_reads_on_from_the_command_its_closest_line_explains(
+    make_ws: MakeWorkspace,
+) -> None:
+    """The line nearest the question often explains the command above it ("This starts a
+    proxy…" under `kubectl proxy`): an excerpt that began at that line showed the explanation
+    without the command a person came for."""
+    note = (
+        "# Kubernetes\n\n## Talking to the API server\n\n"
+        "The clusters run on DigitalOcean, and kubeconfig keeps the credentials of each context. "
+        "I switch contexts with kubectx and keep one namespace per project, so most commands "
+        "need -n. The dashboard add-on is off everywhere, and metrics go to Prometheus through "
+        "the usual exporter, scraped every thirty seconds by the shared instance. Node pools "
+        "scale between two and five machines.\n\n"
+        "```bash\nkubectl proxy --port 9000\n```\n\n"
+        "This starts a proxy on localhost port 9000 that signs every call to the API server "
+        "with your kubeconfig credentials, so plain curl works against it.\n"
+    )
+    ws = make_ws(notes={"k8s.md": note}, rag={"answered_at": 0.99})
+    near = await ask(ws, "how can I curl the API server from my laptop using my kubeconfig auth?")
+    assert near.outcome == "closest", near.answer
+    [listed] = [c for c in near.candidates if c.path == "k8s.md"]
+    assert (listed.excerpt or "").startswith("… kubectl proxy --port 9000 This starts a proxy"), (
+        listed.excerpt
+    )
 
 
 async def test_the_passage_the_quote_would_have_held_shows_more_than_an_opening(

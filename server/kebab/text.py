@@ -420,7 +420,18 @@ _CLOSED = frozenset(
         "nobody",
         "somebody",
         "someone",
+        # when the asker met it ("the file I deleted *yesterday*"): the asker's day, not a thing
+        # the notes could mention
+        "yesterday",
+        "today",
+        "tonight",
+        "tomorrow",
     ]
+)
+# "last *night*'s backup", "every *morning*": a time word after one of these says when, not what
+_WHEN = frozenset(["last", "this", "next", "every", "each"])
+_TIME_NOUNS = frozenset(
+    ["night", "morning", "evening", "afternoon", "week", "weekend", "month", "year", "day"]
 )
 _SUBJECT_OR_MODAL = frozenset(
     [
@@ -558,6 +569,8 @@ def _put_by_place(question: str) -> tuple[frozenset[str], frozenset[str], frozen
     question asked word by word took seconds)."""
     words = re.findall(r"[\w'’-]+", question.lower())
     after = frozenset(x for i, x in enumerate(words) if i and words[i - 1] in _SUBJECT_OR_MODAL)
+    when = {re.sub(r"['’]s?$", "", x) for i, x in enumerate(words) if i and words[i - 1] in _WHEN}
+    after |= when & _TIME_NOUNS
     pairs = list(pairwise(words))
     before = frozenset(x for x, y in pairs if y in _PARTICLES)
     idiom = frozenset(x for x, y in pairs if y in _IDIOM_PARTICLES)

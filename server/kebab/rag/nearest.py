@@ -15,6 +15,7 @@ from kebab.llm import Evidence, LanguageModel, Quoter
 from kebab.model import Citation, Hit
 from kebab.rag.retrieval import Prepared
 from kebab.text import fix_for, is_symptom
+from kebab.units import is_block, units
 
 # Passages listed under a `closest` outcome: search's first five hold the right one far more
 # often than its first three (recall@5 vs @3), and a person scans five excerpts at a glance.
@@ -140,7 +141,34 @@ def _near_excerpt(llm: LanguageModel, question: str, c: Citation, room: int = NE
         at = plain.find(line[:40])
     if at < 0:
         return clip(f"… {best[0]} · {opening}", room)
+    # a sentence that explains a command comes after it ("This starts a proxy on port 9000…"
+    # under `kubectl proxy --port 9000`): the excerpt reads on from the command
+    block = _block_before(c.text, line)
+    if block is not None:
+        start = plain.rfind(block[:40], 0, at + 1)
+        if start == 0:
+            return opening
+        at = start if start > 0 else at
     return clip(f"… {plain[at:]}", room)
+
+
+def _block_before(text: str, line: str) -> str | None:
+    """The code block just before the unit `line` shows (as an excerpt shows it), when there
+    is one. Among answerable questions ending `closest`, the listed excerpts show every key fact
+    for 0.610 -> 0.627 (1,290 labelled questions; simonw-til 10 more, two fewer where the block
+    was the input data, not the command). Reading on from any unit before the line did more
+    (0.632) but began tldr entries with the entry above, the one not asked about."""
+    found = units(text)
+    shown = [excerpt(u, 2 * len(u)).rstrip("…") for u in found]
+    k = next(
+        (
+            i
+            for i, e in enumerate(shown)
+            if e and (e.startswith(line[:40]) or line.startswith(e[:40]))
+        ),
+        None,
+    )
+    return shown[k - 1] if k and is_block(found[k - 1]) and shown[k - 1] else None
 
 
 def _fix_first(ranked: list[Hit]) -> list[Hit]:
