@@ -96,6 +96,34 @@ def test_a_block_without_a_lead_in_is_captioned_by_its_heading_as_it_reads(
     assert first.type == "paragraph_open", text
 
 
+RESTART = (
+    "# sshd keep-alive\n\n"
+    "Edit the server's config:\n\n"
+    "```shell\n$ sudo vim /etc/ssh/sshd_config\n```\n\n"
+    "```shell\nTCPKeepAlive no\nClientAliveInterval 10\n```\n\n"
+    "Restart the service afterwards.\n\n"
+    "```shell\n$ sudo service sshd restart\n```\n\n"
+    "또는\n\n"
+    "```shell\n$ sudo systemctl restart sshd\n```\n"
+)
+
+
+def test_blocks_a_note_joins_read_as_it_joins_them_not_under_a_heading_each() -> None:
+    """Every block without a line of its own was captioned with its heading: three times
+    "sshd keep-alive:", and two ways to restart read as two steps, the note's "또는" gone."""
+    ev = Evidence(1, "sshd.md", ["sshd keep-alive"], 1, 20, RESTART, "", 0.8)
+    found = [(ev, u) for u in units(RESTART)]
+    text = render(found, list(range(len(found))), "how do I restart sshd?")
+    # once, over the block after a sentence (the heading may be all that names the answer)
+    assert text.count("sshd keep-alive:") == 1, text
+    # the note's word between the two restarts leads into the second
+    assert "restart\n```\n\n또는 [#1]\n```shell\n$ sudo systemctl restart sshd" in text, text
+    # a block right after another reads right under it, the marker above covering both
+    assert "sshd_config\n```\n\n```shell\nTCPKeepAlive no" in text, text
+    fences = [t for t in _md.parse(text) if t.type == "fence"]
+    assert len(fences) == 4, text
+
+
 def test_a_sentence_pointing_above_is_quoted_with_what_it_points_at(embedder: object) -> None:
     answer = _answer(
         embedder, "Which overdue view is easier to scan on a busy week?", "q.md", QUERIES

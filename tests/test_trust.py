@@ -311,6 +311,44 @@ def test_a_question_is_answered_from_the_note_in_its_own_language(
         assert [evidence[m - 1].path for m in markers] == [path], answer
 
 
+_KILL = (
+    "# 포트를 잡고 있는 프로세스 강제 종료\n\n"
+    "## Windows\n\n"
+    "- 포트 사용중인 프로세스 확인\n\n```bat\nnetstat -ano | findstr : <PORT_NUMBER>\n```\n\n"
+    "- 프로세스 종료\n\n```bat\ntaskkill /pid <PID> /f\n```\n\n"
+    "## Linux\n\n"
+    "- 포트 사용중인 프로세스 확인\n\n```sh\nsudo lsof -i : <PORT_NUMBER>\n```\n\n"
+    "- 프로세스 종료\n\n```sh\nkill -15 <PID>\n```\n\n```sh\nkill -9 <PID>\n```\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "wanted", "not_wanted"),
+    [
+        (
+            "윈도우에서 포트 잡고 있는 프로세스 강제로 죽이는 명령어가 뭐였지?",
+            "taskkill",
+            "kill -9",
+        ),
+        ("On Linux, how do I kill whatever process holds a port?", "kill -9", "taskkill"),
+    ],
+)
+def test_a_question_on_one_os_is_answered_from_that_os_section(
+    embedder: object, question: str, wanted: str, not_wanted: str
+) -> None:
+    """A note's sections for Windows and Linux sit side by side with commands alike: asked on
+    Windows, the Linux section was quoted, for following the section that matched best."""
+    parts = _KILL.split("## ")
+    evidence = [
+        Evidence(
+            n, "port-kill.md", ["포트를 잡고 있는 프로세스 강제 종료", head], 1, 30, body, "", 0.8
+        )
+        for n, (head, body) in enumerate(((p.split("\n", 1)[0], "## " + p) for p in parts[1:]), 1)
+    ]
+    answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
+    assert wanted in answer and not_wanted not in answer, answer
+
+
 def test_a_long_table_in_a_block_is_quoted_around_the_row_asked_for(embedder: object) -> None:
     """ "16 GB" asked finds the `16GB` row, the 13th of a 20-row table: a number and its unit are
     read apart on both sides, and the rows far from it are left out."""

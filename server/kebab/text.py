@@ -577,6 +577,26 @@ def _put_by_place(question: str) -> tuple[frozenset[str], frozenset[str], frozen
     return after, before, idiom
 
 
+_PLATFORMS = {
+    "windows": re.compile(r"\bwindows\b|윈도우|\bwin(?:10|11)\b|\bpowershell\b", re.I),
+    "macos": re.compile(
+        r"\bmac\s?os\b|\bos\s?x\b|\bmac(?:book)?\b|(?<![가-힣])맥(?:북|에서|의|은|는|을|용)?(?![가-힣])",
+        re.I,
+    ),
+    "linux": re.compile(
+        r"\blinux\b|리눅스|\bubuntu\b|우분투|\bdebian\b|데비안|\bcent\s?os\b|\brhel\b"
+        r"|\bfedora\b",
+        re.I,
+    ),
+}
+
+
+def platforms(text: str) -> frozenset[str]:
+    """The operating systems `text` names (`windows`, `macos`, `linux`): a question asked for
+    one, a section written for one ("## Windows", "### macOS")."""
+    return frozenset(name for name, said in _PLATFORMS.items() if said.search(text))
+
+
 # Headings of a note that describes a problem, then what resolves it (문제 → 해결, Problem →
 # Solution): the question describes the first; the answer is the second.
 _SYMPTOM = re.compile(

@@ -48,6 +48,7 @@ from kebab.text import (
     is_phrasing,
     is_symptom,
     latin_terms,
+    platforms,
     query_words,
     terms_of,
     translated_words,
@@ -299,7 +300,9 @@ class Extractive:
         may = [
             i
             for i, (ev, _) in enumerate(s.found)
-            if (s.weight[i] == 1.0 or not mine) and ev.marker not in again
+            if (s.weight[i] == 1.0 or not mine)
+            and ev.marker not in again
+            and ev.marker not in s.elsewhere
         ]
         notes = {s.found[i][0].path for i in chosen}
         out: list[int] = []
@@ -387,7 +390,19 @@ class Extractive:
             )
             for ev in content
         }
-        return Read(content, found, scores, cos, cover, weight, mine, subject, note, share)
+        return Read(
+            content,
+            found,
+            scores,
+            cos,
+            cover,
+            weight,
+            mine,
+            subject,
+            note,
+            share,
+            _elsewhere(question, content, {ev.marker for ev, _ in found}),
+        )
 
     def _said(self, question: str, content: list[Evidence]) -> Said:
         """The passages' units that say something, each with its score against `question`, its
@@ -482,6 +497,23 @@ class Extractive:
             out.append(0.65 * c + 0.35 * cover + prior + fits + named)
             covers.append(cover)
         return out, cos, covers
+
+
+def _elsewhere(question: str, content: list[Evidence], quotable: set[int]) -> frozenset[int]:
+    """The passages under a heading for another operating system than the question names
+    ("## Linux" asked "윈도우에서 … 죽이는 명령어"): they answer another question, however alike
+    their commands, and are not quoted while another passage can be. (A note's sections for
+    Windows, macOS and Linux sit side by side; the one after the best match was quoted for
+    following it, as a fix follows its problem.)"""
+    asked_on = platforms(question)
+    if not asked_on:
+        return frozenset()
+    out = frozenset(
+        ev.marker
+        for ev in content
+        if (on := platforms(" ".join(ev.heading_path))) and not on & asked_on
+    )
+    return out if quotable - out else frozenset()
 
 
 def _absent(subject: list[tuple[frozenset[str], float, bool]], note: set[str]) -> float:

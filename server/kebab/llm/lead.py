@@ -27,7 +27,8 @@ class Read(msgspec.Struct):
     """The evidence read against one question: its units in reading order (`found`, navigation
     passages left out), each unit's score and its two main parts (cosine, the question's words
     held), its weight for the question's language, and per passage what its choice weighs: its
-    language (`mine`), its note's terms and share of the question's `subject`."""
+    language (`mine`), its note's terms and share of the question's `subject`; and the passages
+    written for another operating system than the question names (`elsewhere`), never weighed."""
 
     content: list[Evidence]
     found: list[tuple[Evidence, str]]
@@ -39,6 +40,7 @@ class Read(msgspec.Struct):
     subject: list[tuple[frozenset[str], float, bool]]
     note: dict[str, set[str]]
     share: dict[int, float]
+    elsewhere: frozenset[int] = frozenset()  # written for another OS than asked (`_elsewhere`)
 
 
 FEATURES = [
@@ -113,7 +115,8 @@ def table(question: str, s: Read) -> dict[int, dict[str, float]]:
     for i, (ev, _) in enumerate(s.found):
         units_of.setdefault(ev.marker, []).append(i)
     weighted = [sc * w for sc, w in zip(s.scores, s.weight, strict=True)]
-    b = max(range(len(s.found)), key=lambda i: (weighted[i], -i))
+    here = [i for i, (ev, _) in enumerate(s.found) if ev.marker not in s.elsewhere]
+    b = max(here or range(len(s.found)), key=lambda i: (weighted[i], -i))
     top = s.found[b][0]
     shapes = shapes_asked(question)
     how = bool(WANTS[-1][0].search(question))
@@ -121,7 +124,7 @@ def table(question: str, s: Read) -> dict[int, dict[str, float]]:
     out: dict[int, dict[str, float]] = {}
     for rank, ev in enumerate(s.content):
         mine = units_of.get(ev.marker)
-        if not mine:
+        if not mine or ev.marker in s.elsewhere:
             continue
         said = [s.found[i][1] for i in mine]
         best = max(weighted[i] for i in mine)

@@ -73,11 +73,14 @@ BLOCK_LINES = 15
 WHOLE_BLOCK = 30
 
 
-def quote(unit: str, marker: int, question: str, where: str = "") -> str:
+def quote(unit: str, marker: int, question: str, where: str = "", joins: str | None = None) -> str:
     """One quoted unit with its marker: a line of text (a list item keeps its marker and
     number), or a code block as a fenced block (whole, or its first line and the lines that
     hold what was asked, when long) under the line that introduces it; a block with none is
-    introduced by `where` it is from, so its marker leads into it rather than trailing it."""
+    introduced by `where` it is from, so its marker leads into it rather than trailing it.
+    `joins`, for a block that follows another quoted unit of its passage, is what the note
+    writes between the two: "or" leads into it, nothing at all puts it right under the one
+    before, whose marker covers it (`_between`)."""
     if not is_block(unit):
         return f"{as_line(unit, keep_marker=True)} [#{marker}]"
     head, opening, code = split_block(unit)
@@ -85,8 +88,51 @@ def quote(unit: str, marker: int, question: str, where: str = "") -> str:
     block = "\n".join(
         [opening, *_block_lines(code, question), closing.group() if closing else FENCE]
     )
-    lead = as_line(head) if head else _caption(where)
+    if not head and joins == "":
+        return block
+    lead = as_line(head) if head else joins or _caption(where)
     return f"{lead} [#{marker}]\n{block}"
+
+
+# What a note writes between two blocks that it gives as alternatives or as a sequence ("or",
+# "또는", "then"): at most this many words. More is a sentence, quoted or not on its own.
+JOINING_WORDS = 2
+
+
+def _between(text: str, before: str, unit: str) -> str | None:
+    """The note's own words between a quoted unit and the code block after it in its passage
+    `text`: "" when the block follows another block with nothing between, a word or two that
+    join them ("or", "또는"), or None (a sentence, nothing after a sentence, or the two not
+    found in order). Units leave such a word out (too short to quote), and every block
+    without a line of its own was captioned with its heading: "Query parameter type
+    conversion:" four times over URLs the note joins with "or", `sudo service sshd restart`
+    and `sudo systemctl restart sshd` read as two steps. A block after a sentence keeps its
+    heading: it may be the only place the answer names ("헝가리안 표기법 (Hungarian
+    Notation):" over the example names)."""
+    code = [ln.strip() for ln in split_block(unit)[2] if ln.strip()]
+    said = (
+        [ln.strip() for ln in split_block(before)[2] if ln.strip()]
+        if is_block(before)
+        else [ln.strip() for ln in before.split("\n") if ln.strip()]
+    )
+    if not code or not said:
+        return None
+    end = text.find(said[-1])
+    start = text.find(code[0], end + len(said[-1])) if end >= 0 else -1
+    if start < 0:
+        return None
+    gap = [
+        ln.strip()
+        for ln in text[end + len(said[-1]) : start].split("\n")
+        if ln.strip() and not _FENCE_MARK.match(ln.strip())
+    ]
+    words = " ".join(gap).split()
+    if not words:  # right under the block before; under a sentence, its heading says where
+        return "" if is_block(before) else None
+    return " ".join(words) if len(words) <= JOINING_WORDS and len(gap) == 1 else None
+
+
+_FENCE_MARK = re.compile(r"^(`{3,}|~{3,})[\w+-]*$")
 
 
 _OPENS_BLOCK = re.compile(r"^(\d{1,9})([.)])(?=\s|$)|^([-*+>#])(?=\s|$)")
@@ -112,7 +158,13 @@ def render(found: list[tuple[Evidence, str]], chosen: list[int], question: str) 
         if _lead_in_of_next(found, i, chosen):
             continue
         ev, unit = found[i]
-        piece = quote(_with_lead_in(found, i), ev.marker, question, _where_from(ev))
+        unit = _with_lead_in(found, i)
+        joins = (
+            _between(ev.text, found[previous][1], unit)
+            if previous is not None and found[previous][0] is ev and is_block(unit)
+            else None
+        )
+        piece = quote(unit, ev.marker, question, _where_from(ev), joins)
         same_list = (
             previous is not None
             and found[previous][0] is ev
