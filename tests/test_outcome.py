@@ -12,7 +12,9 @@ import pytest
 
 from conftest import MakeWorkspace
 from kebab import text
+from kebab.model import Hit
 from kebab.rag import outcome
+from kebab.rag.retrieval import with_fixes
 from kebab.workspace import Workspace
 from llm_server import ask
 
@@ -310,6 +312,40 @@ async def test_closest_lists_a_notes_fix_before_the_problem_it_resolves(
     assert len({p for p, _ in listed}) == 3, listed
     for path in TROUBLES:
         assert next(h for p, h in listed if p == path) == "해결", listed
+
+
+def test_a_problems_fix_found_further_down_is_moved_right_after_it(
+    make_ws: MakeWorkspace,
+) -> None:
+    """Search found the note's fix eighth, below the other notes' problems, whose fixes are
+    brought along right after them: it fell past the evidence's end, and the note whose
+    problem matched best was listed by its error message alone."""
+    ws = make_ws(notes=TROUBLES)
+    sections = {
+        (c.path.split("/")[-1], c.heading_path[-1]): c
+        for path in TROUBLES
+        for _, c in ws.index.store.chunks_of(path)
+    }
+
+    def hit(name: str, heading: str, score: float) -> Hit:
+        c = sections[(f"{name}.md", heading)]
+        return Hit(c.id, c.path, c.heading_path, c.start_line, c.end_line, c.text, "", score)
+
+    found = [
+        hit("compose-name", "문제", 0.9),
+        hit("compose-network", "문제", 0.7),
+        hit("compose-volume", "문제", 0.6),
+        hit("compose-name", "해결", 0.5),
+    ]
+    order = [(h.path.split("/")[-1], h.heading_path[-1]) for h in with_fixes(ws.index, found)]
+    assert order == [
+        ("compose-name.md", "문제"),
+        ("compose-name.md", "해결"),
+        ("compose-network.md", "문제"),
+        ("compose-network.md", "해결"),
+        ("compose-volume.md", "문제"),
+        ("compose-volume.md", "해결"),
+    ], order
 
 
 DML = (

@@ -172,11 +172,19 @@ def _retrieve(
 
 def with_fixes(index: Index, hits: list[Hit]) -> list[Hit]:
     """`hits` with, right after a passage that describes a problem ("## 문제", "## Error"), the
-    passage of its note that resolves it ("## 해결", "## Fix") when search did not find it: a
-    question describes the symptom, so the symptom ranks first; the answer is the fix."""
+    passage of its note that resolves it ("## 해결", "## Fix"): a question describes the
+    symptom, so the symptom ranks first; the answer is the fix. A fix search found further
+    down is moved up too: ranked eighth, below the fixes other notes' problems brought along,
+    it fell past the evidence's end, and the note whose problem matched best was listed by its
+    error message alone (docker.sock's "permission denied", asked how to fix it)."""
     have = {h.chunk_id for h in hits}
+    found = {h.chunk_id: h for h in hits}
+    placed: set[str] = set()
     out: list[Hit] = []
     for h in hits:
+        if h.chunk_id in placed:
+            continue
+        placed.add(h.chunk_id)
         out.append(h)
         if not is_symptom(h.heading_path):
             continue
@@ -189,7 +197,10 @@ def with_fixes(index: Index, hits: list[Hit]) -> list[Hit]:
             if is_fix(c.heading_path):
                 fix = c
                 break
-        if fix is not None and fix.id not in have:
+        if fix is not None and fix.id in found and fix.id not in placed:
+            placed.add(fix.id)
+            out.append(msgspec.structs.replace(found[fix.id], score=h.score))
+        elif fix is not None and fix.id not in have:
             have.add(fix.id)
             out.append(
                 Hit(
