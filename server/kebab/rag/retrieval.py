@@ -199,7 +199,7 @@ def with_fixes(index: Index, hits: list[Hit]) -> list[Hit]:
                 break
         if fix is not None and fix.id in found and fix.id not in placed:
             placed.add(fix.id)
-            out.append(msgspec.structs.replace(found[fix.id], score=h.score))
+            out.append(found[fix.id])
         elif fix is not None and fix.id not in have:
             have.add(fix.id)
             out.append(
