@@ -11,7 +11,7 @@ from markdown_it import MarkdownIt
 
 from kebab.llm import Evidence
 from kebab.llm.extractive import Extractive
-from kebab.llm.quoting import quote, render
+from kebab.llm.quoting import _between, quote, render
 from kebab.units import units
 
 _md = MarkdownIt("commonmark")
@@ -109,19 +109,41 @@ RESTART = (
 
 
 def test_blocks_a_note_joins_read_as_it_joins_them_not_under_a_heading_each() -> None:
-    """Every block without a line of its own was captioned with its heading: three times
-    "sshd keep-alive:", and two ways to restart read as two steps, the note's "또는" gone."""
+    """Every block without a line of its own was captioned with its heading: the two ways to
+    restart read as two steps, the note's "또는" gone."""
     ev = Evidence(1, "sshd.md", ["sshd keep-alive"], 1, 20, RESTART, "", 0.8)
     found = [(ev, u) for u in units(RESTART)]
     text = render(found, list(range(len(found))), "how do I restart sshd?")
-    # once, over the block after a sentence (the heading may be all that names the answer)
-    assert text.count("sshd keep-alive:") == 1, text
-    # the note's word between the two restarts leads into the second
     assert "restart\n```\n\n또는 [#1]\n```shell\n$ sudo systemctl restart sshd" in text, text
-    # a block right after another reads right under it, the marker above covering both
-    assert "sshd_config\n```\n\n```shell\nTCPKeepAlive no" in text, text
+    # every block still has a marker leading into it (Insert finds an answer's end by them)
     fences = [t for t in _md.parse(text) if t.type == "fence"]
-    assert len(fences) == 4, text
+    assert len(fences) == 4 and text.count("[#1]\n```") == 4, text
+
+
+@pytest.mark.parametrize(
+    ("between", "joins"),
+    [
+        ("\n\nor\n\n", "or"),
+        ("\n\n또는\n\n", "또는"),
+        ("\n\nAlternatively:\n\n", "Alternatively:"),
+        ("\n\n", None),  # nothing: the heading says where it is from
+        ("\n\nThen restart it once more.\n\n", None),  # a sentence, not a joining word
+        ("\n\n2.\n\n", None),
+        ("\n\n```\nls\n```\n\nor\n\n", None),  # a block left out lies between
+    ],
+)
+def test_only_a_joining_word_alone_between_two_blocks_leads_into_the_second(
+    between: str, joins: str | None
+) -> None:
+    first, second = "```yaml:compose.yml\nstop: nginx\n```", '```bash title="x"\nstart nginx\n```'
+    text = f"# Nginx\n\n{first}{between}{second}\n"
+    assert _between(text, first, second) == joins
+
+
+def test_a_joining_word_is_not_read_after_a_line_the_passage_repeats() -> None:
+    """`git pull` twice: which one the quote holds is not known, so nothing is assumed."""
+    text = "```\ngit pull\n```\n\nor\n\n```\ngit fetch\n```\n\nLater:\n\n```\ngit pull\n```\n"
+    assert _between(text, "```\ngit pull\n```", "```\ngit fetch\n```") is None
 
 
 def test_a_sentence_pointing_above_is_quoted_with_what_it_points_at(embedder: object) -> None:

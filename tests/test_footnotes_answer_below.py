@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 from kebab.footnotes import answer_below, unused_definitions
+from kebab.llm import Evidence
+from kebab.llm.quoting import render
 from kebab.syntax import content_indent
+from kebab.units import units
 
 DEF1 = '[^kb-1]: [Backups › Schedule](../ops/backup.md#schedule "kb:4701d6a9a16c") L12–L26'
 DEF2 = '[^kb-2]: [Backups › Restore](../ops/backup.md#restore "kb:976a5b5a408d") L49–L62'
@@ -154,3 +157,17 @@ def test_definitions_only_the_answer_cites_are_unused_once_it_goes() -> None:
         f"{DEF1}\n{DEF2}\n[^kb-3]: a definition I wrote by hand"
     )
     assert unused_definitions(note, 1, 2) == [7]  # kb-1 is cited by the person too
+
+
+def test_an_answer_ending_in_two_blocks_of_one_passage_is_found_to_its_last_line() -> None:
+    """Insert finds an answer's end by its markers: a last block quoted with none of its own
+    (right under another, the marker above covering both) stayed in the note when the answer
+    was replaced, once more on every re-ask. Every quoted block leads with its marker."""
+    text = "# Install\n\n```\nbrew install foo\n```\n\n```\nfoo --init\n```\n"
+    ev = Evidence(1, "tools/foo.md", ["Install"], 1, 9, text, "", 0.8)
+    found = [(ev, u) for u in units(text)]
+    answer = render(found, list(range(len(found))), "how do I install foo?")
+    body = answer.replace("[#1]", "[^kb-1]").split("\n")
+    note = ["# Journal", "", "How do I install foo?", "", *body, "", "My own text after."]
+    end = answer_below(note, 2)
+    assert end is not None and note[end] == "```" and note[end - 1] == "foo --init", (end, note)

@@ -20,6 +20,7 @@ from kebab.llm import Evidence
 from kebab.llm.asks import WANTS, holds, parts
 from kebab.llm.extractive import Extractive
 from kebab.rag import outcome
+from kebab.text import platforms
 from kebab.workspace import Workspace
 from llm_server import ask
 
@@ -347,6 +348,44 @@ def test_a_question_on_one_os_is_answered_from_that_os_section(
     ]
     answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
     assert wanted in answer and not_wanted not in answer, answer
+
+
+def test_a_note_written_for_another_os_is_not_passed_over_for_notes_on_nothing_asked(
+    embedder: object,
+) -> None:
+    """Only a section beside one for the asked system (or for none) in its note is passed
+    over: a note on Linux as a whole, asked about Windows, was dropped, and lines from notes on
+    git and coffee were quoted instead."""
+    linux = "# Linux 명령어\n\n포트를 잡은 프로세스 확인:\n\n```sh\nsudo lsof -i :8080\n```\n\n"
+    linux += "강제 종료:\n\n```sh\nkill -9 <PID>\n```\n"
+    git = "# git\n\n새 브랜치는 `git switch -c 이름`으로 만든다. 원격에 올릴 때는 `git push -u`.\n"
+    coffee = "# 커피\n\n원두는 냉동실에 두고, 내릴 때는 물 온도를 92도로 맞춘다.\n"
+    evidence = [
+        Evidence(n, path, [text.split("\n")[0].lstrip("# ")], 1, 12, text, "", 0.8)
+        for n, (path, text) in enumerate(
+            (("linux.md", linux), ("git.md", git), ("coffee.md", coffee)), 1
+        )
+    ]
+    question = "윈도우에서 포트 잡고 있는 프로세스 죽이는 명령어가 뭐였지?"
+    answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
+    assert "kill -9" in answer and "원두" not in answer, answer
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("Windows에서 포트 죽이기", {"windows"}),
+        ("맥북에서 열려 있는 포트", {"macos"}),
+        ("Docker Desktop for Mac", {"macos"}),
+        ("## Ubuntu", {"linux"}),
+        ("MAC 주소 확인하는 명령어", set()),
+        ("what's my mac address", set()),
+        ("맥락을 보면", set()),
+        ("windows-1252 encoding", set()),
+    ],
+)
+def test_an_operating_system_is_read_where_it_is_named(text: str, named: set[str]) -> None:
+    assert platforms(text) == named
 
 
 def test_a_long_table_in_a_block_is_quoted_around_the_row_asked_for(embedder: object) -> None:

@@ -203,15 +203,12 @@ def _translation(index: Index, hit: Hit, hits: list[Hit], keys: dict[str, int]) 
     mine = vectors.get(keys[hit.chunk_id])
     if mine is None:
         return None
-    return next(
-        (
-            o
-            for o in twins
-            if (v := vectors.get(keys[o.chunk_id])) is not None
-            and float(mine @ v) >= TRANSLATION_COSINE
-        ),
-        None,
-    )
+    # the closest twin, not the first: a long page cut into passages has several
+    scored = [
+        (float(mine @ v), o) for o in twins if (v := vectors.get(keys[o.chunk_id])) is not None
+    ]
+    cos, twin = max(scored, key=lambda co: co[0], default=(0.0, None))
+    return twin if cos >= TRANSLATION_COSINE else None
 
 
 def related(

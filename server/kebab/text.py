@@ -550,8 +550,9 @@ def is_idiom(word: str, question: str) -> bool:
 def is_phrasing(word: str, question: str) -> bool:
     """Whether a word of the question reads as how it is put rather than what it is about: an
     adverb (`silently`), a verb form (`eating`, `broke` aside), a preposition or conjunction
-    (`underneath`, `while`), a verb after its subject or a modal (`I stop`, `to chop`), one
-    with its particle (`kick off`), or a quoted value (`mentions 'hotfix'`)."""
+    (`underneath`, `while`), when the asker met it (`yesterday`, `last night's`), a verb after
+    its subject or a modal (`I stop`, `to chop`), one with its particle (`kick off`), or a
+    quoted value (`mentions 'hotfix'`)."""
     w = word.lower()
     if is_phrasing_form(w):
         return True
@@ -577,15 +578,21 @@ def _put_by_place(question: str) -> tuple[frozenset[str], frozenset[str], frozen
     return after, before, idiom
 
 
+# Latin names stand apart from other letters, not at a word boundary: "Windows에서" (Hangul is
+# a word character too). "MAC" in capitals is an address, and so is "mac address" / "맥 주소".
+_NOT_LATIN = r"(?<![A-Za-z0-9])"
 _PLATFORMS = {
-    "windows": re.compile(r"\bwindows\b|윈도우|\bwin(?:10|11)\b|\bpowershell\b", re.I),
+    "windows": re.compile(
+        _NOT_LATIN + r"(?:windows|win(?:10|11)|powershell)(?![A-Za-z0-9-])|윈도우", re.I
+    ),
     "macos": re.compile(
-        r"\bmac\s?os\b|\bos\s?x\b|\bmac(?:book)?\b|(?<![가-힣])맥(?:북|에서|의|은|는|을|용)?(?![가-힣])",
-        re.I,
+        _NOT_LATIN
+        + r"(?:(?i:mac\s?os|os\s?x)|(?:[Mm]ac(?:book|Book)?)(?!\s*(?:address|주소)))"
+        + r"(?![A-Za-z0-9])|(?<![가-힣])맥(?:북)?(?:에서|에|의|은|는|을|으로|용|이)?(?![가-힣])(?!\s*주소)"
     ),
     "linux": re.compile(
-        r"\blinux\b|리눅스|\bubuntu\b|우분투|\bdebian\b|데비안|\bcent\s?os\b|\brhel\b"
-        r"|\bfedora\b",
+        _NOT_LATIN
+        + r"(?:linux|ubuntu|debian|cent\s?os|rhel|fedora)(?![A-Za-z0-9])|리눅스|우분투|데비안",
         re.I,
     ),
 }

@@ -501,19 +501,22 @@ class Extractive:
 
 def _elsewhere(question: str, content: list[Evidence], quotable: set[int]) -> frozenset[int]:
     """The passages under a heading for another operating system than the question names
-    ("## Linux" asked "윈도우에서 … 죽이는 명령어"): they answer another question, however alike
-    their commands, and are not quoted while another passage can be. (A note's sections for
+    ("## Linux" asked "윈도우에서 … 죽이는 명령어"), in a note whose other passages found do
+    not: they answer another question, however alike their commands, and are not quoted while
+    their note's section for the asked one, or for none, can be. (A note's sections for
     Windows, macOS and Linux sit side by side; the one after the best match was quoted for
-    following it, as a fix follows its problem.)"""
+    following it, as a fix follows its problem.) A note written for another system as a whole
+    is left to the figures: passed over, a note on nothing asked was quoted instead."""
     asked_on = platforms(question)
     if not asked_on:
         return frozenset()
-    out = frozenset(
+    other = {
         ev.marker
         for ev in content
         if (on := platforms(" ".join(ev.heading_path))) and not on & asked_on
-    )
-    return out if quotable - out else frozenset()
+    }
+    stays = {ev.path for ev in content if ev.marker not in other and ev.marker in quotable}
+    return frozenset(ev.marker for ev in content if ev.marker in other and ev.path in stays)
 
 
 def _absent(subject: list[tuple[frozenset[str], float, bool]], note: set[str]) -> float:

@@ -14,6 +14,7 @@ from kebab.llm import Evidence
 from kebab.llm.asks import shapes_asked
 from kebab.syntax import (
     BREAK_TAG,
+    FENCE_LINE,
     FOOTNOTE_LABEL,
     HTML_TAG,
     LIST_ITEM,
@@ -77,10 +78,9 @@ def quote(unit: str, marker: int, question: str, where: str = "", joins: str | N
     """One quoted unit with its marker: a line of text (a list item keeps its marker and
     number), or a code block as a fenced block (whole, or its first line and the lines that
     hold what was asked, when long) under the line that introduces it; a block with none is
-    introduced by `where` it is from, so its marker leads into it rather than trailing it.
-    `joins`, for a block that follows another quoted unit of its passage, is what the note
-    writes between the two: "or" leads into it, nothing at all puts it right under the one
-    before, whose marker covers it (`_between`)."""
+    introduced by the word the note joins it to the block before with (`joins`: "or", "또는",
+    `_between`), or else by `where` it is from, so its marker leads into it rather than
+    trailing it."""
     if not is_block(unit):
         return f"{as_line(unit, keep_marker=True)} [#{marker}]"
     head, opening, code = split_block(unit)
@@ -88,51 +88,38 @@ def quote(unit: str, marker: int, question: str, where: str = "", joins: str | N
     block = "\n".join(
         [opening, *_block_lines(code, question), closing.group() if closing else FENCE]
     )
-    if not head and joins == "":
-        return block
     lead = as_line(head) if head else joins or _caption(where)
     return f"{lead} [#{marker}]\n{block}"
 
 
-# What a note writes between two blocks that it gives as alternatives or as a sequence ("or",
-# "또는", "then"): at most this many words. More is a sentence, quoted or not on its own.
-JOINING_WORDS = 2
+# The words a note joins two blocks with when it gives them as alternatives or in turn, written
+# alone on a line between them: too short to be units, so they were lost, and the second block
+# was captioned with its heading ("Query parameter type conversion:" four times over URLs the
+# note joins with "or"; `service sshd restart` and `systemctl restart sshd` read as two steps
+# where the note says "또는").
+_JOINING = re.compile(
+    r"(?:or|and|then|otherwise|alternatively|또는|혹은|아니면|그리고|그다음|그\s?다음)[,:.]?",
+    re.I,
+)
 
 
 def _between(text: str, before: str, unit: str) -> str | None:
-    """The note's own words between a quoted unit and the code block after it in its passage
-    `text`: "" when the block follows another block with nothing between, a word or two that
-    join them ("or", "또는"), or None (a sentence, nothing after a sentence, or the two not
-    found in order). Units leave such a word out (too short to quote), and every block
-    without a line of its own was captioned with its heading: "Query parameter type
-    conversion:" four times over URLs the note joins with "or", `sudo service sshd restart`
-    and `sudo systemctl restart sshd` read as two steps. A block after a sentence keeps its
-    heading: it may be the only place the answer names ("헝가리안 표기법 (Hungarian
-    Notation):" over the example names)."""
+    """The word a note writes alone between a quoted block `before` and the block `unit` after
+    it in its passage `text` ("or", "또는": `_JOINING`), or None: anything else between them,
+    or either block not found once in the passage."""
     code = [ln.strip() for ln in split_block(unit)[2] if ln.strip()]
-    said = (
-        [ln.strip() for ln in split_block(before)[2] if ln.strip()]
-        if is_block(before)
-        else [ln.strip() for ln in before.split("\n") if ln.strip()]
-    )
-    if not code or not said:
+    said = [ln.strip() for ln in split_block(before)[2] if ln.strip()]
+    if not code or not said or text.count(said[-1]) != 1:
         return None
-    end = text.find(said[-1])
-    start = text.find(code[0], end + len(said[-1])) if end >= 0 else -1
-    if start < 0:
+    end = text.find(said[-1]) + len(said[-1])
+    start = text.find(code[0], end)
+    gap = [ln.strip() for ln in text[end:start].split("\n")] if start >= 0 else []
+    words = [ln for ln in gap if ln and not FENCE_LINE.match(ln)]
+    # the closing fence of `before`, the word, the opening fence of `unit`: nothing else
+    fences = [ln for ln in gap if FENCE_LINE.match(ln)]
+    if len(words) != 1 or len(fences) != 2 or not _JOINING.fullmatch(words[0]):
         return None
-    gap = [
-        ln.strip()
-        for ln in text[end + len(said[-1]) : start].split("\n")
-        if ln.strip() and not _FENCE_MARK.match(ln.strip())
-    ]
-    words = " ".join(gap).split()
-    if not words:  # right under the block before; under a sentence, its heading says where
-        return "" if is_block(before) else None
-    return " ".join(words) if len(words) <= JOINING_WORDS and len(gap) == 1 else None
-
-
-_FENCE_MARK = re.compile(r"^(`{3,}|~{3,})[\w+-]*$")
+    return words[0]
 
 
 _OPENS_BLOCK = re.compile(r"^(\d{1,9})([.)])(?=\s|$)|^([-*+>#])(?=\s|$)")
@@ -161,7 +148,10 @@ def render(found: list[tuple[Evidence, str]], chosen: list[int], question: str) 
         unit = _with_lead_in(found, i)
         joins = (
             _between(ev.text, found[previous][1], unit)
-            if previous is not None and found[previous][0] is ev and is_block(unit)
+            if previous is not None
+            and found[previous][0] is ev
+            and is_block(unit)
+            and is_block(found[previous][1])
             else None
         )
         piece = quote(unit, ev.marker, question, _where_from(ev), joins)

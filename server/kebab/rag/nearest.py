@@ -2,8 +2,9 @@
 
 `nearest` orders them (the passages the quote would have held first, one per note before a
 second of any, a note's fix before the problem it resolves); `listed` gives each its excerpt: the
-opening, or the passage read on from its line closest to the question, with more room for the
-passages the quote would have held; an excerpt that reads as one listed above is passed over.
+opening, or the passage read on from its line closest to the question (or from the code block
+just before that line, which it explains), with more room for the passages the quote would have
+held; an excerpt that reads as one listed above is passed over.
 """
 
 from __future__ import annotations
@@ -144,17 +145,18 @@ def _near_excerpt(llm: LanguageModel, question: str, c: Citation, room: int = NE
     # a sentence that explains a command comes after it ("This starts a proxy on port 9000…"
     # under `kubectl proxy --port 9000`): the excerpt reads on from the command
     block = _block_before(c.text, line)
-    if block is not None:
+    if block is not None and len(block) + len(line) < room:  # the line still shows
         start = plain.rfind(block[:40], 0, at + 1)
         if start == 0:
-            return opening
+            return clip(plain, room)
         at = start if start > 0 else at
     return clip(f"… {plain[at:]}", room)
 
 
 def _block_before(text: str, line: str) -> str | None:
     """The code block just before the unit `line` shows (as an excerpt shows it), when there
-    is one. Among answerable questions ending `closest`, the listed excerpts show every key fact
+    is one: read on from only when the two fit the excerpt's room (a CSV block of twelve rows
+    would leave no room for the line). Among answerable questions ending `closest`, the listed excerpts show every key fact
     for 0.610 -> 0.627 (1,290 labelled questions; simonw-til 10 more, two fewer where the block
     was the input data, not the command). Reading on from any unit before the line did more
     (0.632) but began tldr entries with the entry above, the one not asked about."""
