@@ -382,3 +382,6 @@ def test_an_image_with_an_attribute_list_states_nothing() -> None:
     assert units_mod.is_wordless("![plot_rawdata](./img/plot_Scaled.png){ loading=lazy }")
     assert units_mod.is_wordless("- ![shot](a.png){ width=300 }")
     assert not units_mod.is_wordless("See ![shot](a.png){ loading=lazy } for the layout.")
+    # links with a line break between them: a troubleshooting note's references, no answer
+    assert units_mod.is_wordless("[참고자료](https://a.io/x) <br /> [참고자료22](https://b.io/y)")
+    assert not units_mod.is_wordless("[참고자료](https://a.io/x) <br> 재부팅하면 된다")

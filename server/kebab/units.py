@@ -19,6 +19,7 @@ from kebab.syntax import (
     ANY_LINK,
     ATTRIBUTE_LIST,
     BACKTICK_FENCES,
+    BREAK_TAG,
     CALLOUT_TYPE,
     DIALECT_MARKER,
     FENCE_LINE,
@@ -454,9 +455,11 @@ def _quotable(unit: str) -> bool:
 def is_wordless(unit: str) -> bool:
     """A unit of nothing but images and links (a list item holding a screenshot): it stays a
     unit, so stored unit vectors keep their rows, but it states nothing to quote. An image's
-    attribute list (`{ loading=lazy }`) is styling, not words."""
-    bare = IMAGE.sub(" ", ATTRIBUTE_LIST.sub(" ", LIST_ITEM.sub("", unit))).strip()
-    return bool(LINKS_ONLY.match(bare or "-"))
+    attribute list (`{ loading=lazy }`) is styling, not words, and so is a line break between
+    links (`[참고자료](…) <br /> [참고자료22](…)`, quoted as a troubleshooting answer's first
+    line)."""
+    bare = IMAGE.sub(" ", ATTRIBUTE_LIST.sub(" ", BREAK_TAG.sub(" ", LIST_ITEM.sub("", unit))))
+    return bool(LINKS_ONLY.match(bare.strip() or "-"))
 
 
 def _balanced(text: str) -> bool:
