@@ -156,10 +156,11 @@ def _near_excerpt(llm: LanguageModel, question: str, c: Citation, room: int = NE
 def _block_before(text: str, line: str) -> str | None:
     """The code block just before the unit `line` shows (as an excerpt shows it), when there
     is one: read on from only when the two fit the excerpt's room (a CSV block of twelve rows
-    would leave no room for the line). Among answerable questions ending `closest`, the listed excerpts show every key fact
-    for 0.610 -> 0.627 (1,290 labelled questions; simonw-til 10 more, two fewer where the block
-    was the input data, not the command). Reading on from any unit before the line did more
-    (0.632) but began tldr entries with the entry above, the one not asked about."""
+    would leave no room for the line). Among answerable questions ending `closest`, the listed
+    excerpts show every key fact for 0.610 -> 0.627 (1,290 labelled questions; simonw-til 10
+    more, two fewer where the block was the input data, not the command). Reading on from any
+    unit before the line did more (0.632) but began tldr entries with the entry above, the one
+    not asked about."""
     found = units(text)
     shown = [excerpt(u, 2 * len(u)).rstrip("…") for u in found]
     k = next(

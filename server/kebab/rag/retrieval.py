@@ -177,7 +177,6 @@ def with_fixes(index: Index, hits: list[Hit]) -> list[Hit]:
     down is moved up too: ranked eighth, below the fixes other notes' problems brought along,
     it fell past the evidence's end, and the note whose problem matched best was listed by its
     error message alone (docker.sock's "permission denied", asked how to fix it)."""
-    have = {h.chunk_id for h in hits}
     found = {h.chunk_id: h for h in hits}
     placed: set[str] = set()
     out: list[Hit] = []
@@ -197,25 +196,24 @@ def with_fixes(index: Index, hits: list[Hit]) -> list[Hit]:
             if is_fix(c.heading_path):
                 fix = c
                 break
-        if fix is not None and fix.id in found and fix.id not in placed:
-            placed.add(fix.id)
-            out.append(found[fix.id])
-        elif fix is not None and fix.id not in have:
-            have.add(fix.id)
-            out.append(
-                Hit(
-                    fix.id,
-                    fix.path,
-                    fix.heading_path,
-                    fix.start_line,
-                    fix.end_line,
-                    fix.text,
-                    fix.content_hash,
-                    h.score,
-                    title=h.title,
-                    tags=h.tags,
-                )
+        if fix is None or fix.id in placed:
+            continue
+        placed.add(fix.id)
+        out.append(
+            found.get(fix.id)
+            or Hit(
+                fix.id,
+                fix.path,
+                fix.heading_path,
+                fix.start_line,
+                fix.end_line,
+                fix.text,
+                fix.content_hash,
+                h.score,
+                title=h.title,
+                tags=h.tags,
             )
+        )
     return out
 
 
