@@ -16,6 +16,7 @@ RefusalReason = Literal["no_chunks", "score_gate", "llm_self_judge", "cancelled"
 # What an answer is (`rag.outcome`): a confident answer, the passages that come closest (no claim
 # made), or nothing in the notes (also a failed or cancelled answer).
 Outcome = Literal["answered", "closest", "not_answered"]
+Language = Literal["en", "ko"]  # the language an answer's words for people are in
 
 PARSER_VERSION = "md-1"
 CHUNKER_VERSION = "chunk-4"
@@ -248,6 +249,11 @@ class Answer(msgspec.Struct):
     # the filter the answer was limited to, as written at the start of a question
     # (`path:infra/ #ops status=draft`); None when it searched every note
     filters: str | None = None
+    # The language of the answer's words for people (the question's: `text.is_korean`), "ko" or
+    # "en": `refusal_text` and the `closest` sentence are written in it, and every door writes
+    # its own words around the answer in it too (`Closest in your notes.` / `노트에서 가장
+    # 가까운 곳.`, `Sources` / `출처`), so that a Korean answer does not sit in English chrome.
+    lang: Language = "en"
 
 
 class GeneratedNote(msgspec.Struct):

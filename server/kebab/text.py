@@ -17,6 +17,7 @@ from typing import Protocol, TypeVar
 import tantivy
 
 from kebab.lexicon import english_for, korean_for
+from kebab.model import Language
 
 _CJK_RUN = re.compile(
     r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
@@ -282,6 +283,11 @@ def is_korean(text: str) -> bool:
     `CORSMiddleware allow_credentials 설정하려면?` is a Korean question."""
     words = _WORD.findall(text[:2000])
     return bool(words) and sum(1 for w in words if _HANGUL.search(w)) * 5 >= len(words)
+
+
+def language(text: str) -> Language:
+    """ "ko" or "en": the language of the words kebab writes for a question (answer.v1 `lang`)."""
+    return "ko" if is_korean(text) else "en"
 
 
 def content_terms(question: str) -> list[str]:

@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from kebab.cli import render
@@ -19,6 +20,7 @@ from kebab.cli.shared import (
 )
 from kebab.errors import InvalidParams, KebabError
 from kebab.model import Answer, AskRequest, Conflict, to_builtins
+from kebab.text import language
 from kebab.workspace import Workspace
 
 
@@ -42,14 +44,14 @@ def run(args: argparse.Namespace) -> int:
                 ws,
                 req,
                 _writer(stream) if stream else None,
-                _print_conflicts if stream else None,
+                partial(_print_conflicts, lang=language(req.question)) if stream else None,
             )
         )
     if args.json:
         print_json(answer)
     else:
         if not stream:
-            _print_conflicts(answer.conflicts)
+            _print_conflicts(answer.conflicts, answer.lang)
         _print_answer(answer, stream)
     return 0 if answer.refusal_reason != "llm_error" else 1
 
@@ -106,11 +108,12 @@ async def _batch(ws: Workspace, args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_conflicts(conflicts: list[Conflict]) -> None:
+def _print_conflicts(conflicts: list[Conflict], lang: str = "en") -> None:
     """Disagreeing notes, before the answer: the reader decides which one is right."""
+    disagree = render.words(lang)["disagree"]
     for c in conflicts:
         detail = f" — {c.detail}" if c.detail else ""
-        print(f"⚠ Notes disagree: [#{c.a}] {c.a_source} vs [#{c.b}] {c.b_source}{detail}")
+        print(f"⚠ {disagree}: [#{c.a}] {c.a_source} vs [#{c.b}] {c.b_source}{detail}")
     if conflicts:
         print(flush=True)
 
@@ -146,17 +149,19 @@ def _print_answer(answer: Answer, stream: render.Streamed | None) -> None:
             print(f"\n{_verdict(answer)}")
     if answer.error:
         print(f"\nkebab: {answer.error}", file=sys.stderr)
+    said = render.words(answer.lang)
     if answer.filters:
-        print(f"\nOnly notes matching: {answer.filters}")
+        print(f"\n{said['only']}: {answer.filters}")
     if answer.grounded and answer.citations:
-        print("\nSources:")
+        print(f"\n{said['sources']}:")
         for c in sorted(answer.citations, key=lambda c: render.label_order(c.label)):
             heading = " › ".join(c.heading_path)
             number = render.shown(c.label) or c.marker
-            placed = "  (cited by kebab)" if c.by == "kebab" else ""
+            placed = f"  ({said['by_kebab']})" if c.by == "kebab" else ""
             print(f"  [{number}] {c.path}:{c.start_line}-{c.end_line}  {heading}{placed}")
     elif answer.candidates:
-        print("\nClosest passages:" if answer.outcome == "closest" else "\nNearest passages:")
+        listed = "closest_passages" if answer.outcome == "closest" else "nearest_passages"
+        print(f"\n{said[listed]}:")
         for c in answer.candidates:
             print(f"  {c.path}:{c.start_line}-{c.end_line}  {' › '.join(c.heading_path)}")
             if text := c.excerpt:
@@ -169,7 +174,7 @@ def _verdict(answer: Answer) -> str:
     return (
         f"⚠ {answer.refusal_text}"
         if answer.unsupported
-        else render.refusal(answer.refusal_text, answer.outcome)
+        else render.refusal(answer.refusal_text, answer.outcome, answer.lang)
     )
 
 

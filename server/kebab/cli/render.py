@@ -1,7 +1,8 @@
 """answer.v1 as a person reads it in the terminal, the way the editors show it: markers shown
 [1], [2] while the answer streams (the numbers its footnote labels carry), and one refusal
 wording ("Not answered. The notes never mention: Redis."; "Closest in your notes." over
-passages that may hold the answer).
+passages that may hold the answer), and every word around the answer in the answer's language
+(answer.v1 `lang`), as the editors write it.
 """
 
 from __future__ import annotations
@@ -10,8 +11,36 @@ import re
 
 from kebab.footnotes import MARKER
 
-NOT_ANSWERED = "Not answered."
-CLOSEST = "Closest in your notes."
+# The words a door writes around an answer, in the answer's language (answer.v1 `lang`); the
+# VS Code panel (`client-vscode/src/core/answer.ts`) and Neovim (`client-nvim/lua/kebab/ui.lua`)
+# write the same.
+WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "not_answered": "Not answered.",
+        "closest": "Closest in your notes.",
+        "sources": "Sources",
+        "closest_passages": "Closest passages",
+        "nearest_passages": "Nearest passages",
+        "only": "Only notes matching",
+        "disagree": "Notes disagree",
+        "by_kebab": "cited by kebab",
+    },
+    "ko": {
+        "not_answered": "답하지 못했습니다.",
+        "closest": "노트에서 가장 가까운 곳.",
+        "sources": "출처",
+        "closest_passages": "가장 가까운 구절",
+        "nearest_passages": "가까운 구절",
+        "only": "이 노트에서만",
+        "disagree": "노트끼리 어긋납니다",
+        "by_kebab": "kebab이 인용",
+    },
+}
+
+
+def words(lang: str | None) -> dict[str, str]:
+    """The chrome in the answer's language (English for an answer stored before `lang`)."""
+    return WORDS.get(lang or "en", WORDS["en"])
 
 
 def shown(label: str | None) -> str:
@@ -26,10 +55,10 @@ def label_order(label: str | None) -> tuple[int, str]:
     return (int(number), "") if number.isdigit() else (1 << 30, number)
 
 
-def refusal(refusal_text: str | None, outcome: str | None = None) -> str:
+def refusal(refusal_text: str | None, outcome: str | None = None, lang: str | None = None) -> str:
     """The one line that says an answer was not given, and why: "Closest in your notes." over
     passages that may hold it (`closest`), "Not answered." when the notes have nothing."""
-    head = CLOSEST if outcome == "closest" else NOT_ANSWERED
+    head = words(lang)["closest" if outcome == "closest" else "not_answered"]
     return f"{head} {refusal_text}" if refusal_text else head
 
 

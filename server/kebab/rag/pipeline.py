@@ -46,6 +46,7 @@ from kebab.rag.nearest import CLOSEST
 from kebab.rag.outcome import gate_cosines, refusal_words
 from kebab.rag.retrieval import Prepared, retrieve, search_query, thread_fill, with_history
 from kebab.search import scoped
+from kebab.text import language
 
 log = logging.getLogger(__name__)
 OnText = Callable[[str], None]
@@ -318,6 +319,7 @@ def finish(
         unsupported=unsupported,
         outcome=decided,
         filters=str(filters.of(req)) or None,
+        lang=language(req.question),
     )
     if unknown and error is None:
         answer.error = f"the answer cites passages that were not given: {unknown}"
