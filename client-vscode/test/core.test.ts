@@ -2,7 +2,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import * as path from "node:path";
-import { answerMeta, citationHref, citationLabels, panelMarkdown, parseCitationHref, streamingMarkdown } from "../src/core/answer";
+import { answerMeta, citationHref, citationLabels, panelMarkdown, parseCitationHref, questionLang, streamingMarkdown, WORDS } from "../src/core/answer";
 import { excerpt } from "../src/core/excerpt";
 import { HeldMessages, Message } from "../src/core/heldMessages";
 import { followUpConversation, page, renderMarkdown, turnView } from "../src/core/panelView";
@@ -243,6 +243,83 @@ describe("the panel", () => {
     assert.match(html, /<em>Flag · Value --keep-daily · 7, see the backup note; snake_case_name &lt;b&gt; stays\.<\/em>/);
     assert.equal([...html.matchAll(/<em>/g)].length, 1); // the passage without an excerpt shows only its link
     assert.match(md, /\n2\. \[B\]\(<file:\/\/\/notes\/b\.md#L1-L9>\) `b\.md` L1\u2060–\u2060L9\n?$/);
+  });
+
+  // the panel's own words, English: none of them may show around a Korean answer
+  const ENGLISH = /Not answered|Closest in your notes|Sources|Closest passages|Nearest passages|Only notes matching|disagree|not cited|source|Searching|Failed/;
+
+  it("writes its words around a Korean answer in Korean: closest, with the closest passages", () => {
+    const closest = answer({
+      question: "크루아상 반죽은 냉장고에서 얼마나 쉬어야 하나요?", lang: "ko",
+      grounded: false, outcome: "closest", refusal_reason: "llm_self_judge", citations: [], answer: "",
+      refusal_text: "찾은 구절에 답이 나와 있지 않습니다.", filters: "#요리",
+      candidates: [{ ...citation(0, "korean/kimchi-jjigae.md", ["김치찌개", "만드는 법"], 24, 30), excerpt: "냄비에 식용유 1큰술을 두르고 돼지고기를 볶는다." }],
+    });
+    const md = panelMarkdown(closest);
+    assert.ok(md.startsWith("> 이 노트에서만: `#요리`\n\n> **노트에서 가장 가까운 곳.** 찾은 구절에 답이 나와 있지 않습니다.\n\n"), md);
+    assert.match(md, /\*\*가장 가까운 구절\*\*\n\n1\. \[김치찌개 › 만드는 법\]\(<file:\/\/\/notes\/korean\/kimchi-jjigae\.md#L24-L30>\)/);
+    assert.match(md, /\*냄비에 식용유 1큰술을 두르고 돼지고기를 볶는다\.\*/);
+    assert.doesNotMatch(md, ENGLISH);
+    assert.equal(answerMeta(closest), "extractive · 42 ms");
+    // nothing in the notes, and an older server's refusal without words: still Korean
+    const none = panelMarkdown(answer({ lang: "ko", grounded: false, refusal_reason: "score_gate", citations: [], answer: "",
+      candidates: [citation(0, "a.md", ["가"], 1, 2)] }));
+    assert.ok(none.startsWith("> **답하지 못했습니다.** 노트에서 가장 가까운 구절도 이 질문에 답하지 않습니다.\n\n**가까운 구절**\n\n1. "), none);
+    assert.doesNotMatch(none, ENGLISH);
+    for (const reason of ["score_gate", "llm_self_judge", "no_chunks", "cancelled", "llm_error"] as const) {
+      const md = panelMarkdown(answer({ lang: "ko", grounded: false, refusal_reason: reason, citations: [], answer: "" }));
+      assert.ok(md.startsWith(`> **답하지 못했습니다.** ${WORDS.ko.refusals[reason]}`), md);
+      assert.doesNotMatch(md, ENGLISH);
+    }
+  });
+
+  it("writes its words around a Korean answer in Korean: grounded, with its sources", () => {
+    const grounded = answer({
+      question: "김치찌개에 설탕은 언제 넣나요?", lang: "ko", outcome: "answered",
+      answer: "김치를 넣고 5분 더 볶을 때 설탕을 넣는다 [#1]. 두부는 마지막에 넣는다 [#2].",
+      citations: [citation(1, "korean/kimchi-jjigae.md", ["김치찌개", "만드는 법", "볶기"], 27, 28, "kb-1"),
+        citation(2, "korean/kimchi-jjigae.md", ["김치찌개", "만드는 법", "끓이기"], 30, 34, "kb-2")],
+      conflicts: [{ a: 1, b: 2, detail: "5분과 10분", a_source: "korean/kimchi-jjigae.md", b_source: "korean/kimchi-jjigae.md" },
+        { a: 1, b: 9, detail: "설탕 양" }],
+    });
+    const md = panelMarkdown(grounded);
+    assert.match(md, /^김치를 넣고 5분 더 볶을 때 설탕을 넣는다 \[\\\[1\\\]\]\(<file:\/\/\/notes\/korean\/kimchi-jjigae\.md#L27-L28>/);
+    assert.match(md, /\*\*출처\*\*\n\n- \\\[1\\\] \[김치찌개 › 만드는 법 › 볶기\][^\n]*\n- \\\[2\\\] \[김치찌개 › 만드는 법 › 끓이기\]/);
+    assert.match(md, /> ⚠ 노트끼리 어긋납니다 \(\\\[1\\\], \\\[2\\\]\): 5분과 10분/);
+    assert.match(md, /> ⚠ 노트끼리 어긋납니다 \(\\\[1\\\], 인용되지 않은 구절\): 설탕 양/);
+    assert.doesNotMatch(md, ENGLISH);
+    assert.equal(answerMeta(grounded), "extractive · 42 ms · 출처 2개");
+    const html = renderMarkdown(md);
+    assert.match(html, /<p><strong>출처<\/strong><\/p>/);
+    const view = turnView({ id: 1, question: grounded.question, state: "answered", streamed: "", answer: grounded });
+    assert.equal(view.lang, "ko");
+    assert.doesNotMatch(view.html + view.meta, ENGLISH);
+    // the same answer stored before `lang`, or in English: the English words, as before
+    for (const lang of [undefined, null, "en"] as const) {
+      const en = panelMarkdown({ ...grounded, lang });
+      assert.match(en, /\*\*Sources\*\*\n\n- \\\[1\\\]/);
+      assert.match(en, /> ⚠ The notes disagree \(\\\[1\\\] and \\\[2\\\]\)/);
+      assert.doesNotMatch(en, /출처|어긋납니다/);
+      assert.equal(answerMeta({ ...grounded, lang }), "extractive · 42 ms · 2 sources");
+    }
+  });
+
+  it("writes its words for a Korean question in Korean before the answer arrives, as the server will answer it", () => {
+    assert.equal(questionLang("김치찌개에 설탕은 언제 넣나요?"), "ko");
+    assert.equal(questionLang("CORSMiddleware allow_credentials 설정하려면?"), "ko"); // the server's rule: a fifth of the words
+    assert.equal(questionLang("What time does the nightly backup run?"), "en");
+    assert.equal(questionLang("How do I say 안녕 in a formal letter to my new manager?"), "en");
+    assert.equal(questionLang(""), "en");
+    const waiting = turnView({ id: 1, question: "김치찌개에 설탕은 언제 넣나요?", state: "waiting", streamed: "" });
+    assert.equal(waiting.lang, "ko");
+    assert.match(waiting.html, /<em>노트를 찾는 중…<\/em>/);
+    const failed = turnView({ id: 2, question: "김치찌개에 설탕은 언제 넣나요?", state: "failed", streamed: "김치를 [#1]", error: "connection lost" });
+    assert.match(failed.html, /김치를 \[1\][^]*<strong>실패했습니다\.<\/strong> connection lost/);
+    assert.doesNotMatch(failed.html, /Failed/);
+    const english = turnView({ id: 3, question: "When?", state: "failed", streamed: "", error: "connection lost" });
+    assert.equal(english.lang, "en");
+    assert.match(english.html, /<strong>Failed\.<\/strong> connection lost/);
+    assert.match(turnView({ id: 4, question: "When?", state: "waiting", streamed: "" }).html, /Searching the notes…/);
   });
 
   it("allows only its own nonce'd script", () => {

@@ -19,6 +19,7 @@ class Element {
   title = "";
   value = "";
   placeholder = "";
+  lang = "";
   innerHTML = "";
   onclick: Listener | undefined;
   children: Element[] = [];

@@ -103,6 +103,29 @@ describe("the answer panel", () => {
     answers.dispose();
   });
 
+  it("writes its words around a Korean answer in Korean, from the moment it is asked", async () => {
+    const rpc = new ScriptedRpc();
+    const { answers, webview } = await panelWith(1, rpc);
+    const page = webview.page!;
+    const question = "김치찌개에 설탕은 언제 넣나요?";
+    const asking = answers.ask(question);
+    await settle();
+    assert.match(page.turnText(2), /노트를 찾는 중/);
+    assert.doesNotMatch(page.turnText(2), /Searching/);
+    rpc.answer!(answer(question, { lang: "ko", answer: "김치를 볶을 때 설탕을 넣는다 [#1]." }));
+    await asking;
+    await settle();
+    const box = page.turns.children.find((t) => t.id === "turn-2")!;
+    assert.match(page.turnText(2), /<strong>출처<\/strong>/);
+    assert.doesNotMatch(page.turnText(2), /Sources/);
+    assert.equal(box.querySelector(".meta")!.textContent, "extractive · 42 ms · 출처 1개");
+    assert.deepEqual([".question", ".answer", ".meta"].map((part) => box.querySelector(part)!.lang), ["ko", "ko", "ko"]);
+    // the English answer above it keeps its English words
+    assert.match(page.turnText(1), /<strong>Sources<\/strong>/);
+    assert.equal(page.turns.children.find((t) => t.id === "turn-1")!.querySelector(".answer")!.lang, "en");
+    answers.dispose();
+  });
+
   it("scrolls to a question when it is asked, then leaves the scrolling to the person", async () => {
     const rpc = new ScriptedRpc();
     const { answers, webview } = await panelWith(4, rpc);

@@ -36,7 +36,7 @@ import {
   WorkDoneProgressCreateRequest,
   WorkspaceSymbolRequest,
 } from "vscode-languageserver-protocol/node";
-import { citationLabels, panelMarkdown } from "../src/core/answer";
+import { answerMeta, citationLabels, panelMarkdown } from "../src/core/answer";
 import { followUpConversation } from "../src/core/panelView";
 import { ask, AskRequest, insertAnswer, Linked, LINK_RELATED, RelatedRequest, SearchRequest, Status, StatusRequest, StreamEvent } from "../src/core/protocol";
 import { noRelated, passageItem, related, sectionAt } from "../src/core/related";
@@ -400,6 +400,7 @@ describe("kebab serve", () => {
   it("shows a refusal with the nearest passages", async () => {
     const a = (await ask(rpc, { question: "How long should croissant dough rest in the fridge?" }).result).answer;
     assert.equal(a.grounded, false);
+    assert.equal(a.lang ?? "en", "en"); // an English question: the panel's words in English
     assert.ok(a.refusal_reason === "score_gate" || a.refusal_reason === "llm_self_judge", a.refusal_reason ?? "");
     // why, in the server's words; the code is for tools only
     const panel = panelMarkdown(a);
@@ -423,6 +424,25 @@ describe("kebab serve", () => {
     assert.equal(typeof a.answer_id, "number");
     const note = pathToFileURL(path.join(root, "inbox", "questions.md")).href;
     await assert.rejects(insertAnswer(rpc, note, 0, a.answer_id!), /no grounded answer/);
+  });
+
+  it("answers a Korean question in Korean, and the panel writes its own words around it in Korean", async () => {
+    const english = /Not answered|Closest in your notes|\*\*Sources\*\*|Closest passages|Nearest passages|disagree/;
+    const grounded = (await ask(rpc, { question: "김치찌개에 설탕은 언제 넣나요?" }).result).answer;
+    assert.equal(grounded.lang, "ko");
+    assert.equal(grounded.grounded, true, grounded.refusal_text ?? "");
+    const answered = panelMarkdown(grounded);
+    assert.match(answered, /\*\*출처\*\*\n\n- \\\[1\\\] \[김치찌개 › /);
+    assert.doesNotMatch(answered, english);
+    assert.match(answerMeta(grounded), / · 출처 \d+개$/);
+    const refused = (await ask(rpc, { question: "크루아상 반죽은 냉장고에서 얼마나 쉬어야 하나요?" }).result).answer;
+    assert.equal(refused.lang, "ko");
+    assert.equal(refused.grounded, false);
+    const panel = panelMarkdown(refused);
+    const head = refused.outcome === "closest" ? "노트에서 가장 가까운 곳." : "답하지 못했습니다.";
+    assert.ok(panel.startsWith(`> **${head}** ${refused.refusal_text}`), panel);
+    assert.match(panel, refused.outcome === "closest" ? /\*\*가장 가까운 구절\*\*/ : /\*\*가까운 구절\*\*/);
+    assert.doesNotMatch(panel, english);
   });
 
   it("answers invalid params with InvalidParams and keeps serving", async () => {

@@ -1,23 +1,109 @@
 /**
  * answer.v1 as Markdown for the panel: citations as links that open the cited lines, Sources,
  * refusals in words with the nearest passages as the server's clean excerpts, and whether the index
- * was still being built. Answers go into notes through the server
- * (`insertAnswer` in ./protocol), which renders their `[^kb-n]` footnotes for the note.
+ * was still being built; the panel's own words in the answer's language (`WORDS`). Answers go into
+ * notes through the server (`insertAnswer` in ./protocol), which renders their `[^kb-n]` footnotes
+ * for the note.
  */
 import * as path from "node:path";
 import { WIKILINK, wikiText } from "./excerpt";
-import type { Answer, Citation } from "./protocol";
+import type { Answer, Citation, RefusalReason } from "./protocol";
 
 const MARKER = /\[#(\d{1,3})\]/g;
 
-/** Said for a refusal when the server gave no `refusal_text` (an older server): never the code itself. */
-const REFUSALS: Record<string, string> = {
-  no_chunks: "Nothing is indexed yet to answer from.",
-  score_gate: "The closest passages in the notes do not answer this.",
-  llm_self_judge: "The passages found do not state an answer.",
-  cancelled: "Stopped before the answer was finished.",
-  llm_error: "The language model failed.",
+/** The language of an answer's words for people (answer.v1 `lang`). */
+export type Lang = "en" | "ko";
+
+/** The panel's own words around an answer, in one language. */
+export interface Words {
+  notAnswered: string; // the head of a refusal with nothing in the notes
+  closest: string; // the head of a `closest` refusal: passages that may hold it, no claim
+  sources: string;
+  closestPassages: string;
+  nearestPassages: string;
+  only: string; // the notes an answer was limited to (answer.v1 `filters`) follow it
+  disagree: (a: string, b: string) => string; // two notes that disagree: their labels or paths
+  notCited: string; // one side of a disagreement that the answer does not cite
+  refusals: Record<RefusalReason, string>; // why, when the server gave no `refusal_text` (an older server)
+  noAnswer: string; // why, when there is not even a reason
+  sourceCount: (n: number) => string; // how many notes an answer cites, in the line under it
+  searching: string; // before the server says what it is doing
+  failed: string; // the request failed (not a refusal)
+}
+
+/**
+ * The panel's words around an answer, per language: an answer's own words (`answer`,
+ * `refusal_text`, the `closest` sentence) are in the question's language, and the panel writes
+ * its own in that language too. The same words as the CLI's (server/kebab/cli/render.py `WORDS`);
+ * the Korean refusals are the server's (server/kebab/rag/outcome.py `_WHY_KO`).
+ */
+export const WORDS: Record<Lang, Words> = {
+  en: {
+    notAnswered: "Not answered.",
+    closest: "Closest in your notes.",
+    sources: "Sources",
+    closestPassages: "Closest passages",
+    nearestPassages: "Nearest passages",
+    only: "Only notes matching",
+    disagree: (a, b) => `The notes disagree (${a} and ${b})`,
+    notCited: "a passage not cited",
+    refusals: {
+      no_chunks: "Nothing is indexed yet to answer from.",
+      score_gate: "The closest passages in the notes do not answer this.",
+      llm_self_judge: "The passages found do not state an answer.",
+      cancelled: "Stopped before the answer was finished.",
+      llm_error: "The language model failed.",
+    },
+    noAnswer: "The notes do not answer this.",
+    sourceCount: (n) => `${n} source${n === 1 ? "" : "s"}`,
+    searching: "Searching the notes…",
+    failed: "Failed.",
+  },
+  ko: {
+    notAnswered: "답하지 못했습니다.",
+    closest: "노트에서 가장 가까운 곳.",
+    sources: "출처",
+    closestPassages: "가장 가까운 구절",
+    nearestPassages: "가까운 구절",
+    only: "이 노트에서만",
+    disagree: (a, b) => `노트끼리 어긋납니다 (${a}, ${b})`,
+    notCited: "인용되지 않은 구절",
+    refusals: {
+      no_chunks: "이 워크스페이스에는 아직 색인된 노트가 없습니다.",
+      score_gate: "노트에서 가장 가까운 구절도 이 질문에 답하지 않습니다.",
+      llm_self_judge: "찾은 구절에 답이 나와 있지 않습니다.",
+      cancelled: "답변이 끝나기 전에 취소되었습니다.",
+      llm_error: "언어 모델에서 오류가 났습니다.",
+    },
+    noAnswer: "노트에 이 질문의 답이 없습니다.",
+    sourceCount: (n) => `출처 ${n}개`,
+    searching: "노트를 찾는 중…",
+    failed: "실패했습니다.",
+  },
 };
+
+/** An answer's language: its `lang`; English for an answer stored before `lang` (or an unknown one). */
+export function answerLang(a: Pick<Answer, "lang">): Lang {
+  return a.lang === "ko" ? "ko" : "en";
+}
+
+/** The panel's words for an answer, in its language. */
+export function words(a: Pick<Answer, "lang">): Words {
+  return WORDS[answerLang(a)];
+}
+
+const WORD = /[\p{L}][\p{L}\p{N}_.-]*/gu;
+const HANGUL = /[\uac00-\ud7a3]/;
+
+/**
+ * The language a question will be answered in, before its answer (and its `lang`) arrives: the
+ * server's rule (server/kebab/text.py `is_korean`), Korean when at least a fifth of its words
+ * hold Hangul. Once the answer is there, its `lang` decides.
+ */
+export function questionLang(question: string): Lang {
+  const all = question.slice(0, 2000).match(WORD) ?? [];
+  return all.length && all.filter((w) => HANGUL.test(w)).length * 5 >= all.length ? "ko" : "en";
+}
 
 /** Keeps `L12–L30` on one line: a word joiner on each side of the dash. */
 const DASH = "\u2060–\u2060";
@@ -70,11 +156,13 @@ export function citationLabels(a: Pick<Answer, "answer" | "citations">): Map<num
 
 /** Why it was not answered, in words: the server's `refusal_text`, never the `refusal_reason` code. */
 export function refusalWords(a: Answer): string {
-  return a.refusal_text?.trim() || REFUSALS[a.refusal_reason ?? ""] || "The notes do not answer this.";
+  const said = words(a);
+  return a.refusal_text?.trim() || (a.refusal_reason ? said.refusals[a.refusal_reason] : undefined) || said.noAnswer;
 }
 
 /** The finished answer for the panel: cited text, then Sources (or why it was refused and the nearest passages). */
 export function panelMarkdown(a: Answer): string {
+  const said = words(a);
   const numbers = citationLabels(a);
   const byMarker = new Map(a.citations.map((c) => [c.marker, c]));
   const parts: string[] = [];
@@ -82,14 +170,14 @@ export function panelMarkdown(a: Answer): string {
     parts.push(`> ⏳ ${escapeInline(a.index_building.message)}`);
   }
   if (a.filters) {
-    parts.push(`> Only notes matching: \`${a.filters.replace(/`/g, "'")}\``);
+    parts.push(`> ${said.only}: \`${a.filters.replace(/`/g, "'")}\``);
   }
   if (!a.grounded && a.unsupported?.length) {
     // the model answered, but the notes do not hold it: its words under a plain warning
     parts.push(`> ⚠ ${escapeInline(refusalWords(a))}`);
   } else if (!a.grounded) {
     // `closest`: passages that may hold it, no claim made; `not_answered`: nothing in the notes
-    const head = a.outcome === "closest" ? "Closest in your notes." : "Not answered.";
+    const head = a.outcome === "closest" ? said.closest : said.notAnswered;
     parts.push(`> **${head}** ${escapeInline(refusalWords(a))}${a.error && !a.refusal_text ? ` ${escapeInline(a.error)}` : ""}`);
   }
   const body = a.answer.replace(WIKILINK, (link) => wikiText(link)).replace(MARKER, (_, m: string) => {
@@ -101,19 +189,19 @@ export function panelMarkdown(a: Answer): string {
     parts.push(body);
   }
   for (const conflict of a.conflicts ?? []) {
-    const a1 = sourceName(conflict.a, conflict.a_source, numbers);
-    const b1 = sourceName(conflict.b, conflict.b_source, numbers);
-    parts.push(`> ⚠ The notes disagree (${a1} and ${b1}): ${escapeInline(conflict.detail)}`);
+    const a1 = sourceName(conflict.a, conflict.a_source, numbers, said);
+    const b1 = sourceName(conflict.b, conflict.b_source, numbers, said);
+    parts.push(`> ⚠ ${said.disagree(a1, b1)}: ${escapeInline(conflict.detail)}`);
   }
   if (a.grounded && numbers.size) {
     // a bullet list with the labels written out (an ordered list could renumber them); a label
     // two markers share (one passage) is listed once
     const cited = [...numbers.entries()].filter(([, n], i, all) => all.findIndex(([, m]) => m === n) === i);
-    parts.push("**Sources**\n\n" + cited.map(([marker, n]) => `- \\[${escapeInline(n)}\\] ${sourceLink(byMarker.get(marker)!)}`).join("\n"));
+    parts.push(`**${said.sources}**\n\n` + cited.map(([marker, n]) => `- \\[${escapeInline(n)}\\] ${sourceLink(byMarker.get(marker)!)}`).join("\n"));
   }
   const candidates = a.candidates ?? [];
   if (!a.grounded && candidates.length) {
-    parts.push(`**${a.outcome === "closest" ? "Closest passages" : "Nearest passages"}**\n\n` + candidates.map((c, i) => {
+    parts.push(`**${a.outcome === "closest" ? said.closestPassages : said.nearestPassages}**\n\n` + candidates.map((c, i) => {
       const text = c.excerpt?.trim(); // the server's clean one-line excerpt (none from an older server)
       return `${i + 1}. ${sourceLink(c)}${text ? `\n\n   *${escapeInline(text)}*` : ""}`;
     }).join("\n"));
@@ -142,7 +230,7 @@ export function answerMeta(a: Answer): string {
   const parts = [model, duration(a.usage?.latency_ms ?? 0)];
   if (a.grounded) {
     const n = new Set(citationLabels(a).values()).size;
-    parts.push(`${n} source${n === 1 ? "" : "s"}`);
+    parts.push(words(a).sourceCount(n));
   }
   return parts.join(" · ");
 }
@@ -151,12 +239,12 @@ function duration(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-function sourceName(marker: number, source: string | undefined, numbers: Map<number, string>): string {
+function sourceName(marker: number, source: string | undefined, numbers: Map<number, string>, said: Words): string {
   const n = numbers.get(marker);
   if (n) {
     return `\\[${escapeInline(n)}\\]`;
   }
-  return source ? `\`${source.replace(/`/g, "")}\`` : "a passage not cited";
+  return source ? `\`${source.replace(/`/g, "")}\`` : said.notCited;
 }
 
 function sourceLink(c: Citation): string {

@@ -4,7 +4,7 @@
  * The webview script only swaps HTML in and posts the user's clicks back.
  */
 import MarkdownIt from "markdown-it";
-import { answerMeta, panelMarkdown, streamingMarkdown } from "./answer";
+import { answerLang, answerMeta, Lang, panelMarkdown, questionLang, streamingMarkdown, WORDS } from "./answer";
 import type { Answer } from "./protocol";
 
 export type TurnState = "waiting" | "streaming" | "answered" | "refused" | "failed";
@@ -26,6 +26,7 @@ export interface TurnView {
   state: TurnState;
   html: string;
   meta: string;
+  lang: Lang; // the answer's language (answer.v1 `lang`; the question's until it arrives)
   canInsert: boolean; // a grounded answer the server stored (it inserts by answer.v1 `id`)
   canCopy: boolean;
   followUp: boolean;
@@ -43,19 +44,21 @@ export function renderMarkdown(markdown: string): string {
 
 /** What the webview shows for one turn. */
 export function turnView(t: Turn): TurnView {
+  const lang = t.answer ? answerLang(t.answer) : questionLang(t.question);
+  const said = WORDS[lang];
   let markdown: string;
   if (t.answer) {
     markdown = panelMarkdown(t.answer);
   } else if (t.error) {
-    markdown = (t.streamed ? streamingMarkdown(t.streamed) + "\n\n" : "") + `> **Failed.** ${t.error}`;
+    markdown = (t.streamed ? streamingMarkdown(t.streamed) + "\n\n" : "") + `> **${said.failed}** ${t.error}`;
   } else if (t.streamed) {
     markdown = streamingMarkdown(t.streamed);
   } else {
-    markdown = `*${t.status || "Searching the notes…"}*`;
+    markdown = `*${t.status || said.searching}*`;
   }
   const meta = t.answer ? answerMeta(t.answer) : t.status ?? "";
   return {
-    id: t.id, question: t.question, state: t.state, html: renderMarkdown(markdown), meta,
+    id: t.id, question: t.question, state: t.state, html: renderMarkdown(markdown), meta, lang,
     canInsert: !!t.answer?.grounded && typeof t.answer.answer_id === "number",
     canCopy: !!t.answer && !!t.answer.answer.trim(),
     followUp: !!t.followUp,
@@ -196,6 +199,7 @@ function upsert(v) {
   box.querySelector(".question").textContent = v.question;
   box.querySelector(".answer").innerHTML = v.html;
   box.querySelector(".meta").textContent = v.meta;
+  for (const part of [".question", ".answer", ".meta"]) box.querySelector(part).lang = v.lang; // Korean read and shaped as Korean
   const busy = v.state === "waiting" || v.state === "streaming";
   box.querySelector(".insert").disabled = !v.canInsert;
   box.querySelector(".insert").hidden = v.state === "refused"; // nothing to insert: the server refuses it

@@ -92,6 +92,7 @@ export interface Answer {
   refusal_text?: string | null; // on a refusal: why, in words for people (refusal_reason is for tools)
   index_building?: IndexBuilding | null; // set when the answer was made while the index was building
   filters?: string | null; // the notes it was limited to, as written: `#ops path:infra/ status=draft`
+  lang?: "en" | "ko" | null; // the language of its words for people (the question's); absent on older answers: "en"
 }
 
 /** answer.v1 `index_building`: the index was still being built when the answer was made. */
