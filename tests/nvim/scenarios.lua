@@ -624,6 +624,89 @@ function S.render()
         },
       },
     })
+    -- in Korean (answer.v1 `lang`): every word of the plugin's own, the answer's as it is
+    local ko = { question = "백업은 언제 돌아?" }
+    out.korean_grounded = show({
+      lang = "ko",
+      grounded = true,
+      outcome = "answered",
+      markdown = "백업은 매일 02:30에 돈다.[^kb-1]\n\n"
+        .. '[^kb-1]: [백업 › 일정](ops/backup.md#schedule "kb:' .. hash:sub(1, 12) .. '") L12–L26',
+      citations = {
+        { marker = 1, path = "ops/backup.md", start_line = 12, end_line = 26,
+          content_hash = hash, heading_path = { "백업", "일정" }, label = "kb-1" },
+      },
+      filters = "#ops",
+      conflicts = { { a = 1, b = 2, a_source = "ops/backup.md:12-26",
+        b_source = "ops/old.md:1-4", detail = "02:30 / 03:00" } },
+      index_building = { files_done = 3, files_total = 16, vectors_pending = 0, message = vim.NIL },
+    }, ko)
+    out.korean_closest = show({
+      lang = "ko",
+      grounded = false,
+      outcome = "closest",
+      refusal_reason = "llm_self_judge",
+      answer = "",
+      candidates = {
+        { path = "ops/backup.md", start_line = 12, end_line = 26, excerpt = "매일 02:30",
+          heading_path = { "백업", "일정" } },
+      },
+    }, vim.tbl_extend("force", ko, { inserting = true }))
+    out.korean_fallback = show({
+      lang = "ko",
+      grounded = false,
+      outcome = "not_answered",
+      refusal_reason = "score_gate",
+      answer = "",
+      error = "시간 초과",
+      candidates = {
+        { path = "ops/backup.md", start_line = 12, end_line = 26, heading_path = { "백업" } },
+      },
+    }, ko)
+    out.korean_unsupported = show({
+      lang = "ko",
+      grounded = false,
+      refusal_reason = "llm_self_judge",
+      answer = "백업은 20일 동안 보관한다.",
+      refusal_text = "노트가 이 답을 뒷받침하지 않습니다.",
+      unsupported = { "20" },
+      candidates = {
+        { path = "ops/backup.md", start_line = 28, end_line = 36, heading_path = { "백업" } },
+      },
+    }, ko)
+    -- an answer stored before `lang` (vim.NIL, as JSON null decodes): English, whatever it says
+    out.korean_unknown = show({
+      lang = vim.NIL,
+      grounded = false,
+      outcome = "not_answered",
+      refusal_reason = "score_gate",
+      answer = "",
+    }, ko)
+    -- before the answer, and with none: the question's language, as the server will decide it
+    local follow = { follows = true, follows_given = true }
+    out.korean_running = show({}, vim.tbl_extend("force", ko, follow, { status = "running",
+      result = vim.NIL }))
+    out.korean_cancelled = show({}, vim.tbl_extend("force", ko, { status = "cancelled",
+      text = "백업은", result = vim.NIL }))
+    out.korean_failed = show({}, vim.tbl_extend("force", ko, { status = "error",
+      result = vim.NIL }))
+    out.english_running = show({}, { status = "running", result = vim.NIL,
+      question = "CORS 설정은 where is the allow_credentials flag set in the API server?" })
+    out.question_langs = {}
+    for _, q in ipairs({
+      "정기 배포는 무슨 요일에 해?",
+      "CORSMiddleware allow_credentials 설정하려면?",
+      "2002년 월드컵 4강 상대는 누구였어?",
+      "What time does the nightly backup job run?",
+      "Is the 배포 on Tuesday or Thursday, and at which hour of the afternoon?",
+      "배포 v1.8.0 at 14:00, fix/412-login? _x",
+      "배포 a b c d",
+      "배포 a b c d e",
+      "“배포” … 언제？ 😀 ok",
+      "",
+    }) do
+      out.question_langs[#out.question_langs + 1] = { q, ui.question_lang(q) }
+    end
     out.readable = {}
     for _, line in ipairs({
       "a [link](x.md) and [^kb-12] and [^3] and [^note]",
@@ -636,6 +719,56 @@ function S.render()
       local text, spans = ui.readable(line)
       out.readable[#out.readable + 1] = { text = text, spans = spans }
     end
+  end)
+end
+
+--- :KebabAsk in Korean: one question the Korean notes answer, and two they do not (one not
+--- answered, one whose passages come close), each float as a person sees it.
+function S.korean()
+  local note
+  local said = {} -- what was said with vim.notify
+  local notify = vim.notify
+  vim.notify = function(msg, level, o)
+    said[#said + 1] = msg
+    return notify(msg, level, o)
+  end
+  step("open", function()
+    open_ready("korean/questions.md") -- the test writes it: the question Insert answers
+    note = vim.api.nvim_get_current_buf()
+  end)
+  local function asked(question)
+    local state = ask(question)
+    local r = state.result or {}
+    local seen = vim.tbl_extend("force", outcome(state), {
+      lang = r.lang,
+      outcome = r.outcome,
+      candidates = #(r.candidates or {}),
+      citations = vim.tbl_map(function(c)
+        return { path = c.path, start_line = c.start_line, end_line = c.end_line }
+      end, r.citations or {}),
+      rows = screen_rows(state.panel.win),
+    })
+    state.panel:close()
+    return seen
+  end
+  step("korean", function()
+    out.korean = {
+      answered = asked("정기 배포는 무슨 요일에 해?"),
+      not_answered = asked("2002년 월드컵 4강 상대는 누구였어?"),
+      closest = asked("사내 카페 영업 시간은 언제야?"),
+    }
+  end)
+  step("korean_insert", function()
+    vim.api.nvim_set_current_buf(note)
+    local lnum = assert(line_of(note, "정기 배포는 무슨 요일에 해?"))
+    vim.api.nvim_win_set_cursor(0, { lnum, 3 })
+    local before = #said
+    vim.cmd("KebabInsert")
+    wait(20000, function()
+      return #of("inserted") > 0 and line_of(note, "[^kb-1]:") ~= nil
+    end, "the answer in the note")
+    flush_scheduled()
+    out.korean_insert = { said = vim.list_slice(said, before + 1) }
   end)
 end
 

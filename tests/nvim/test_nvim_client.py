@@ -658,6 +658,189 @@ def test_a_model_answer_the_notes_do_not_support_is_shown_under_a_warning(
     assert view["italic"] == [[i, 2] for i in rows]
 
 
+# a Korean answer, in Korean words -----------------------------------------------------------
+
+# The plugin's own English words, none of which may frame a Korean answer (answer.v1 `lang`).
+ENGLISH = (
+    "Not answered.",
+    "Closest in your notes.",
+    "Sources",
+    "Closest passages",
+    "Nearest passages",
+    "Only notes matching",
+    "Notes disagree",
+    "Error:",
+    "Cancelled.",
+    "The answer stopped here",
+    "kebab/ask failed",
+    "unknown error",
+    "follow-up",
+    "no earlier answer",
+    "searching the notes",
+    "still being built",
+)
+ENGLISH_FOOTER = (
+    "source",
+    " s · ",
+    "open",
+    "close",
+    "cancel",
+    "answering",
+    "not answered",
+    "closest passages",
+    "nothing inserted",
+    "not supported",
+    "index still building",
+    "error",
+    "follow-up",
+)
+
+
+def english_in(view: dict[str, Any]) -> list[str]:
+    """The plugin's English words in a float's lines and footer."""
+    text = "\n".join(view["lines"])
+    footer = view["footer"][0][0] if view.get("footer") else ""
+    return [w for w in ENGLISH if w in text] + [w for w in ENGLISH_FOOTER if w in footer]
+
+
+def footer_of(view: dict[str, Any]) -> str:
+    return view["footer"][0][0]
+
+
+@pytest.fixture(scope="module")
+def korean(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """:KebabAsk in Korean from a Korean note (the embedded extractive answerer), then
+    :KebabInsert on its question line."""
+
+    def prepare(root: Path) -> None:
+        (root / "korean" / "questions.md").write_text(
+            "# 질문\n\n정기 배포는 무슨 요일에 해?\n", encoding="utf-8"
+        )
+
+    return run_scenario(tmp_path_factory.mktemp("nvim-korean"), "korean", {"cmd": SERVER}, prepare)
+
+
+def test_a_korean_answer_is_framed_in_korean(korean: dict[str, Any]) -> None:
+    seen = passed(korean, "korean")["korean"]["answered"]
+    assert seen["status"] == "done" and seen["lang"] == "ko" and seen["grounded"], seen
+    lines = seen["lines"]
+    assert lines[0] == "> 정기 배포는 무슨 요일에 해?"
+    assert "화요일과 목요일" in "\n".join(lines), lines
+    assert "## 출처" in lines, lines
+    sources = lines[lines.index("## 출처") + 1 :]
+    assert seen["citations"]
+    for cited in seen["citations"]:
+        where = f"{cited['path']}:{cited['start_line']}-{cited['end_line']}"
+        assert any(where in line for line in sources), (where, sources)
+    footer = footer_of(seen)
+    n = len(seen["citations"])
+    assert re.fullmatch(rf" 출처 {n}개 · \d+\.\d초 · extractive · <CR> 열기 · q 닫기 ", footer), (
+        footer
+    )
+    assert english_in(seen) == [], lines
+    assert not any(only_punctuation(row) for row in seen["rows"]), seen["rows"]
+
+
+@pytest.mark.parametrize("asked", ["not_answered", "closest"])
+def test_a_korean_refusal_is_framed_in_korean(korean: dict[str, Any], asked: str) -> None:
+    """A question the Korean notes do not answer: "답하지 못했습니다." over the nearest
+    passages, or, where some come close, "노트에서 가장 가까운 곳." over them (whichever the
+    server decided: the words follow its `outcome`)."""
+    seen = passed(korean, "korean")["korean"][asked]
+    assert seen["status"] == "done" and seen["lang"] == "ko" and seen["grounded"] is False, seen
+    said = seen["refusal_text"]
+    assert isinstance(said, str) and re.search(r"[가-힣]", said), seen  # the server's, in Korean
+    closest = seen["outcome"] == "closest"
+    head = "노트에서 가장 가까운 곳." if closest else "답하지 못했습니다."
+    lines = seen["lines"]
+    assert f"{head} {readable(said.strip())}" in lines, lines
+    listed = "## 가장 가까운 구절" if closest else "## 가까운 구절"
+    assert seen["candidates"] > 0 and listed in lines, lines
+    assert footer_of(seen) == f" {'가장 가까운 구절' if closest else '답하지 못함'} · q 닫기 "
+    assert english_in(seen) == [], lines
+    assert not any(only_punctuation(row) for row in seen["rows"]), seen["rows"]
+
+
+def test_a_korean_insert_says_so_in_korean(korean: dict[str, Any]) -> None:
+    said = passed(korean, "korean_insert")["korean_insert"]["said"]
+    assert re.fullmatch(r"kebab: 답을 넣었습니다: 인용 \d+개", said[-1]), said
+
+
+def test_the_floats_words_follow_the_answers_language(rendered: dict[str, Any]) -> None:
+    """Every word of the plugin's own around a Korean answer (answer.v1 `lang`) is Korean;
+    an answer stored before `lang` (null) is framed in English."""
+    grounded = rendered["korean_grounded"]
+    lines = grounded["lines"]
+    assert lines[0] == "> 백업은 언제 돌아?"
+    assert lines[2] == "⚠ 색인을 아직 만드는 중입니다(파일 3/16개). 끝난 뒤 다시 물어보세요."
+    assert "이 노트에서만: #ops" in lines
+    assert (
+        "⚠ 노트끼리 어긋납니다: [#1] ops/backup.md:12-26 vs [#2] ops/old.md:1-4 — 02:30 / 03:00"
+        in lines
+    )
+    assert "백업은 매일 02:30에 돈다.[1]" in lines
+    assert lines[-3:] == ["## 출처", "", "[1] ops/backup.md:12-26  백업 › 일정"], lines
+    assert re.fullmatch(
+        r" 색인 만드는 중 · 출처 1개 · \d+\.\d초 · extractive · <CR> 열기 · q 닫기 ",
+        footer_of(grounded),
+    )
+    closest = rendered["korean_closest"]  # no refusal_text: the server's own Korean words
+    assert "노트에서 가장 가까운 곳. 찾은 구절에 답이 나와 있지 않습니다." in closest["lines"]
+    assert closest["lines"][-4:] == [
+        "## 가장 가까운 구절",
+        "",
+        "- ops/backup.md:12-26  백업 › 일정",
+        "  매일 02:30",
+    ], closest["lines"]
+    assert footer_of(closest) == " 가장 가까운 구절 · 넣은 것 없음 · q 닫기 "
+    fallback = rendered["korean_fallback"]["lines"]
+    assert "답하지 못했습니다. 노트에서 가장 가까운 구절도 이 질문에 답하지 않습니다." in fallback
+    assert "오류: 시간 초과" in fallback and "## 가까운 구절" in fallback
+    assert footer_of(rendered["korean_fallback"]) == " 답하지 못함 · q 닫기 "
+    unsupported = rendered["korean_unsupported"]
+    assert unsupported["lines"][2:5] == [
+        "⚠ 노트가 이 답을 뒷받침하지 않습니다.",
+        "",
+        "백업은 20일 동안 보관한다.",
+    ]
+    assert "## 가까운 구절" in unsupported["lines"]
+    assert footer_of(unsupported) == " 노트가 뒷받침하지 않음 · q 닫기 "
+    for name in ("grounded", "closest", "fallback", "unsupported"):
+        assert english_in(rendered[f"korean_{name}"]) == [], rendered[f"korean_{name}"]
+    unknown = rendered["korean_unknown"]  # stored before `lang`: English
+    assert (
+        "Not answered. No passage in the notes is close enough to the question." in unknown["lines"]
+    )
+    assert footer_of(unknown) == " not answered · q close "
+
+
+def test_before_the_answer_the_words_are_in_the_questions_language(
+    rendered: dict[str, Any],
+) -> None:
+    """Streaming, cancelled or failed, there is no answer yet: the float's words are in the
+    language the server will answer in, by its own rule (kebab.text.language)."""
+    from kebab.text import language
+
+    running = rendered["korean_running"]
+    assert running["lines"][:3] == ["↪ 이전 질문에 이어서: 주어진 대화", "> 백업은 언제 돌아?", ""]
+    assert running["lines"][3] == "노트를 찾는 중 …"
+    assert footer_of(running) == " 이어진 질문 · 답하는 중… · <C-c> 취소 · q 닫기 "
+    cancelled = rendered["korean_cancelled"]
+    assert cancelled["lines"][2:] == ["백업은", "", "취소되었습니다. 답이 여기서 멈췄습니다."]
+    assert footer_of(cancelled) == " 취소됨 · q 닫기 "
+    failed = rendered["korean_failed"]
+    assert failed["lines"][2:] == ["kebab/ask 실패: 알 수 없는 오류"]
+    assert footer_of(failed) == " 오류 · q 닫기 "
+    for view in (running, cancelled, failed):
+        assert english_in(view) == [], view
+    english = rendered["english_running"]  # one Korean word in an English question
+    assert "searching the notes …" in english["lines"]
+    assert footer_of(english) == " answering… · <C-c> cancel · q close "
+    langs = rendered["question_langs"]
+    assert [lang for _, lang in langs] == [language(q) for q, _ in langs]
+    assert {lang for _, lang in langs} == {"ko", "en"}
+
+
 # :KebabRelated and workspace symbols ---------------------------------------------------------
 
 

@@ -246,7 +246,8 @@ function M.ask(question, params, opts)
     started = vim.uv.hrtime(),
   }
   -- A follow-up names the thread of the workspace's last answer; anything else starts afresh
-  -- (the server mints the new thread's id and returns it in the answer).
+  -- (the server mints the new thread's id and returns it in the answer). `follows`: the
+  -- question it follows up, or true (the float names it in the answer's words).
   local request = vim.tbl_extend("force", {}, M.config.ask or {}, params or {},
     { question = state.question, workDoneToken = token })
   if opts.follow then
@@ -254,9 +255,9 @@ function M.ask(question, params, opts)
     local thread = request.conversation == nil and threads[state.root or ""] or nil
     if thread then
       request.conversation = thread.conversation
-      state.follows = thread.question or "the last answer"
+      state.follows = thread.question or true
     elseif request.conversation ~= nil then
-      state.follows = "the given conversation"
+      state.follows, state.follows_given = true, true
     end
   end
   state.conversation = request.conversation
@@ -389,10 +390,11 @@ local function run_insert(client, bufnr, command)
     local answer = result.answer or {}
     remember(client.config.root_dir or client.root_dir, answer)
     if result.applied then
-      local n = #(answer.citations or {})
-      -- asked again: the server replaced its earlier answer under the line instead of adding one
-      local done = result.replaced and "answer replaced the earlier one," or "answer inserted"
-      notify(("%s with %d citation%s"):format(done, n, n == 1 and "" or "s"))
+      -- in the answer's language; asked again, the server replaced its earlier answer under
+      -- the line instead of adding one
+      local w = ui.words(answer.lang)
+      local cited = ui.count(w.n_citations, #(answer.citations or {}))
+      notify((result.replaced and w.replaced or w.inserted):format(cited))
     elseif answer.grounded == false then
       insert_refused(client, answer) -- the float says why; the server's message stays quiet
     elseif running.message then

@@ -15,15 +15,176 @@ M.options = { width = 88, max_height = 0.7, border = "rounded" }
 
 local NS = api.nvim_create_namespace("kebab")
 
--- Words for refusal codes, for a server that sends no `refusal_text` (older than answer.v1's
--- refusal_text); the code itself is for tools and never shown.
-local REFUSALS = {
-  no_chunks = "Nothing is indexed to answer from.",
-  score_gate = "No passage in the notes is close enough to the question.",
-  llm_self_judge = "The notes do not hold enough evidence for an answer.",
-  cancelled = "The answer was cancelled.",
-  llm_error = "The model failed.",
+-- The plugin's own words around an answer, in the answer's language (answer.v1 `lang`, the
+-- question's: "en" or "ko"): a Korean answer does not sit in English chrome. The words the
+-- CLI writes too are its words (server/kebab/cli/render.py `WORDS`); `refusals` are for a
+-- server that sends no `refusal_text` (older than answer.v1's refusal_text), the Korean ones
+-- the server's own (server/kebab/rag/outcome.py `_WHY_KO`). The code itself is for tools
+-- and never shown. Each `%s` / `%d` is filled in where the words are used.
+local WORDS = {
+  en = {
+    not_answered = "Not answered.",
+    closest = "Closest in your notes.",
+    sources = "Sources",
+    closest_passages = "Closest passages",
+    nearest_passages = "Nearest passages",
+    only = "Only notes matching",
+    disagree = "Notes disagree",
+    error = "Error",
+    cancelled = "**Cancelled.** The answer stopped here.",
+    failed = "kebab/ask failed",
+    unknown_error = "unknown error",
+    no_answer = "No answer.",
+    refusals = {
+      no_chunks = "Nothing is indexed to answer from.",
+      score_gate = "No passage in the notes is close enough to the question.",
+      llm_self_judge = "The notes do not hold enough evidence for an answer.",
+      cancelled = "The answer was cancelled.",
+      llm_error = "The model failed.",
+    },
+    building = "The index is still being built%s; ask again when it is done.",
+    building_files = " (%d/%d files)",
+    follow_up_to = "↪ follow-up to: %s",
+    the_last_answer = "the last answer",
+    the_given_conversation = "the given conversation",
+    no_thread = "↪ no earlier answer in this workspace: asked as a new question",
+    searching = "searching the notes",
+    -- the footer
+    answering = "answering…",
+    cancel = "<C-c> cancel",
+    open = "<CR> open",
+    close = "q close",
+    n_sources = { "%d source", "%d sources" }, -- one, more
+    seconds = "%.1f s",
+    unsupported = "not supported by the notes",
+    nothing_inserted = "nothing inserted",
+    said_closest = "closest passages",
+    said_not_answered = "not answered",
+    still_building = "index still building",
+    said_cancelled = "cancelled",
+    said_error = "error",
+    follow_up = "follow-up",
+    -- said when :KebabInsert has put the answer in the note
+    inserted = "answer inserted with %s",
+    replaced = "answer replaced the earlier one, with %s",
+    n_citations = { "%d citation", "%d citations" },
+  },
+  ko = {
+    not_answered = "답하지 못했습니다.",
+    closest = "노트에서 가장 가까운 곳.",
+    sources = "출처",
+    closest_passages = "가장 가까운 구절",
+    nearest_passages = "가까운 구절",
+    only = "이 노트에서만",
+    disagree = "노트끼리 어긋납니다",
+    error = "오류",
+    cancelled = "**취소되었습니다.** 답이 여기서 멈췄습니다.",
+    failed = "kebab/ask 실패",
+    unknown_error = "알 수 없는 오류",
+    no_answer = "답이 없습니다.",
+    refusals = {
+      no_chunks = "이 워크스페이스에는 아직 색인된 노트가 없습니다.",
+      score_gate = "노트에서 가장 가까운 구절도 이 질문에 답하지 않습니다.",
+      llm_self_judge = "찾은 구절에 답이 나와 있지 않습니다.",
+      cancelled = "답변이 끝나기 전에 취소되었습니다.",
+      llm_error = "모델 호출에 실패했습니다.",
+    },
+    building = "색인을 아직 만드는 중입니다%s. 끝난 뒤 다시 물어보세요.",
+    building_files = "(파일 %d/%d개)",
+    follow_up_to = "↪ 이전 질문에 이어서: %s",
+    the_last_answer = "마지막 답",
+    the_given_conversation = "주어진 대화",
+    no_thread = "↪ 이 워크스페이스에 이전 답이 없어 새 질문으로 물었습니다",
+    searching = "노트를 찾는 중",
+    answering = "답하는 중…",
+    cancel = "<C-c> 취소",
+    open = "<CR> 열기",
+    close = "q 닫기",
+    n_sources = { "출처 %d개", "출처 %d개" },
+    seconds = "%.1f초",
+    unsupported = "노트가 뒷받침하지 않음",
+    nothing_inserted = "넣은 것 없음",
+    said_closest = "가장 가까운 구절",
+    said_not_answered = "답하지 못함",
+    still_building = "색인 만드는 중",
+    said_cancelled = "취소됨",
+    said_error = "오류",
+    follow_up = "이어진 질문",
+    inserted = "답을 넣었습니다: 인용 %s",
+    replaced = "앞서 넣은 답을 바꿨습니다: 인용 %s",
+    n_citations = { "%d개", "%d개" },
+  },
 }
+
+--- The words in language `lang` ("en" or "ko"); English for any other (an answer stored
+--- before answer.v1 had `lang` has none, or vim.NIL).
+function M.words(lang)
+  return WORDS[lang] or WORDS.en
+end
+
+--- `n` things, as `forms` ({one, more}) count them: "1 source", "2 sources", "출처 2개".
+function M.count(forms, n)
+  return (n == 1 and forms[1] or forms[2]):format(n)
+end
+
+-- A UTF-8 character's code point (the character: one to four bytes).
+local function code_point(ch)
+  local b = { ch:byte(1, -1) }
+  if #b == 1 then
+    return b[1]
+  elseif #b == 2 then
+    return (b[1] % 32) * 64 + b[2] % 64
+  elseif #b == 3 then
+    return (b[1] % 16) * 4096 + (b[2] % 64) * 64 + b[3] % 64
+  end
+  return (b[1] % 8) * 262144 + (b[2] % 64) * 4096 + (b[3] % 64) * 64 + (b[4] or 0) % 64
+end
+
+-- Whether a character other than ASCII is a letter, near enough: not Latin-1's punctuation and
+-- signs, general punctuation (… ‘ ’), arrows and symbols, CJK punctuation (、。「」), fullwidth
+-- punctuation (？！), or an emoji.
+local function letter(cp)
+  return not (cp < 0xC0 or cp == 0xD7 or cp == 0xF7 or (cp >= 0x2000 and cp <= 0x2BFF)
+    or (cp >= 0x3000 and cp <= 0x303F) or (cp >= 0xFE30 and cp <= 0xFE4F)
+    or (cp >= 0xFF00 and cp <= 0xFF20) or cp >= 0x1F000)
+end
+
+--- "ko" or "en": the language the server writes an answer to `question` in, by its rule
+--- (server/kebab/text.py `is_korean`): at least a fifth of the question's words hold Hangul.
+--- A word starts with a letter and goes on with letters, digits, `_`, `.` and `-`.
+function M.question_lang(question)
+  local words, hangul = 0, 0
+  local word, has = false, false
+  local function done()
+    if word then
+      words, hangul = words + 1, hangul + (has and 1 or 0)
+    end
+    word, has = false, false
+  end
+  for ch in (question or ""):sub(1, 2000):gmatch("[%z\1-\127\194-\244][\128-\191]*") do
+    local cp = code_point(ch)
+    local is_letter = cp < 128 and ch:match("%a") ~= nil or cp >= 128 and letter(cp)
+    if is_letter or (word and (ch:match("[%w_%.%-]") ~= nil)) then
+      word = true
+      has = has or (cp >= 0xAC00 and cp <= 0xD7A3)
+    else
+      done()
+    end
+  end
+  done()
+  return words > 0 and hangul * 5 >= words and "ko" or "en"
+end
+
+--- The language of the words around an ask: the answer's (answer.v1 `lang`; "en" for an
+--- answer stored before it), and before there is one, the question's, as the server will
+--- decide it, so that a Korean question streams, is cancelled or fails in Korean too.
+function M.lang(state)
+  local r = state.result
+  if type(r) == "table" then
+    return (r.lang == "ko" or r.lang == "en") and r.lang or "en"
+  end
+  return M.question_lang(state.question)
+end
 
 -- a panel: one float over one scratch buffer ------------------------------------------------
 
@@ -515,10 +676,10 @@ end
 -- a refusal's or an unsupported answer's nearest passages, so the reader still sees where to
 -- look: each with the server's one-line excerpt under it (answer.v1 `candidates[].excerpt`,
 -- shown as it is; none from an older server), which `<CR>` opens too
-local function nearest_passages(out, links, raw, marks, r, root)
+local function nearest_passages(out, links, raw, marks, r, root, w)
   if r.candidates and #r.candidates > 0 then
     out[#out + 1] = ""
-    out[#out + 1] = r.outcome == "closest" and "## Closest passages" or "## Nearest passages"
+    out[#out + 1] = "## " .. (r.outcome == "closest" and w.closest_passages or w.nearest_passages)
     out[#out + 1] = ""
     for _, c in ipairs(r.candidates) do
       out[#out + 1] = source_line(c, nil)
@@ -535,20 +696,22 @@ local function nearest_passages(out, links, raw, marks, r, root)
   end
 end
 
-local function elapsed(state)
-  return ("%.1f s"):format((vim.uv.hrtime() - state.started) / 1e9)
+local function elapsed(state, w)
+  return w.seconds:format((vim.uv.hrtime() - state.started) / 1e9)
 end
 
 --- Why an answer was refused, in words: the server's `refusal_text`, else its answer text,
---- else words for the code. Never the code itself (`score_gate`…), which is for tools.
+--- else words for the code, in the answer's language. Never the code itself (`score_gate`…),
+--- which is for tools.
 function M.refusal_words(r)
   for _, said in ipairs({ r.refusal_text, r.answer }) do
     if type(said) == "string" and vim.trim(said) ~= "" then
       return vim.trim(said)
     end
   end
+  local w = M.words(r.lang)
   local reason = r.refusal_reason
-  return type(reason) == "string" and REFUSALS[reason] or "No answer."
+  return type(reason) == "string" and w.refusals[reason] or w.no_answer
 end
 
 --- The answer was made while the index was still being built: what to tell the person, or nil.
@@ -560,11 +723,12 @@ function M.building_words(r)
   if type(b.message) == "string" and vim.trim(b.message) ~= "" then
     return vim.trim(b.message)
   end
+  local w = M.words(r.lang)
   local files = ""
   if type(b.files_done) == "number" and type(b.files_total) == "number" then
-    files = (" (%d/%d files)"):format(b.files_done, b.files_total)
+    files = w.building_files:format(b.files_done, b.files_total)
   end
-  return ("The index is still being built%s; ask again when it is done."):format(files)
+  return w.building:format(files)
 end
 
 local BUILDING_HL = "DiagnosticWarn"
@@ -572,17 +736,25 @@ local NOTE_HL = "Comment"
 
 --- The lines, links, footer and highlights of an ask in its current state. The lines are
 --- rendered for reading (M.readable), except the question, which is shown as it was asked.
+--- The plugin's own words are in the answer's language (M.lang).
 function M.answer_view(state)
   local out, links, raw, marks = {}, {}, {}, {} -- marks: {line, group, first byte (0-based)}
   local function mark(group) -- the whole of the last line
     marks[#marks + 1] = { #out, group }
   end
+  local w = M.words(M.lang(state))
+  local function footed(...) -- the footer's parts, " · " between them
+    return table.concat({ ... }, " · ")
+  end
   if state.follows then
-    out[#out + 1] = "↪ follow-up to: " .. state.follows
+    -- the earlier question; else (true) a thread whose question is not known, or one given
+    local follows = type(state.follows) == "string" and state.follows
+      or (state.follows_given and w.the_given_conversation or w.the_last_answer)
+    out[#out + 1] = w.follow_up_to:format(follows)
     raw[#out] = true
     mark(NOTE_HL)
   elseif state.follow_wanted then
-    out[#out + 1] = "↪ no earlier answer in this workspace: asked as a new question"
+    out[#out + 1] = w.no_thread
     raw[#out] = true
     mark(NOTE_HL)
   end
@@ -594,11 +766,11 @@ function M.answer_view(state)
   local footer
   if state.status == "running" then
     if state.text == "" then
-      out[#out + 1] = "*" .. (state.phase or "searching the notes") .. " …*"
+      out[#out + 1] = "*" .. (state.phase or w.searching) .. " …*"
     else
       append(out, state.text)
     end
-    footer = "answering… · <C-c> cancel · q close"
+    footer = footed(w.answering, w.cancel, w.close)
   elseif state.status == "done" then
     local r = state.result
     local building = M.building_words(r)
@@ -609,66 +781,66 @@ function M.answer_view(state)
       out[#out + 1] = ""
     end
     if type(r.filters) == "string" and r.filters ~= "" then -- the notes it was limited to
-      out[#out + 1] = "Only notes matching: " .. r.filters
+      out[#out + 1] = w.only .. ": " .. r.filters
       raw[#out] = true
       mark(NOTE_HL)
       out[#out + 1] = ""
     end
     for _, c in ipairs(r.conflicts or {}) do -- shown before the answer, as in every client
-      out[#out + 1] = ("**⚠ Notes disagree:** [#%d] %s vs [#%d] %s — %s"):format(
-        c.a, c.a_source or "", c.b, c.b_source or "", c.detail or "")
+      out[#out + 1] = ("**⚠ %s:** [#%d] %s vs [#%d] %s — %s"):format(
+        w.disagree, c.a, c.a_source or "", c.b, c.b_source or "", c.detail or "")
       out[#out + 1] = ""
     end
     if r.grounded then
       vim.list_extend(out, M.markdown_body(r.markdown or r.answer or ""))
       out[#out + 1] = ""
-      out[#out + 1] = "## Sources"
+      out[#out + 1] = "## " .. w.sources
       out[#out + 1] = ""
       list_sources(out, links, r.citations or {}, state.root)
-      local n = #(r.citations or {})
-      footer = ("%d source%s · %s · %s · <CR> open · q close"):format(
-        n, n == 1 and "" or "s", elapsed(state), (r.model or {}).backend or "?")
+      footer = footed(M.count(w.n_sources, #(r.citations or {})), elapsed(state, w),
+        (r.model or {}).backend or "?", w.open, w.close)
     elseif type(r.unsupported) == "table" and #r.unsupported > 0 then
       -- the model answered, but the notes do not hold it: its words under a plain warning
       out[#out + 1] = "⚠ " .. M.refusal_words(r)
       out[#out + 1] = ""
       append(out, r.answer or "")
-      nearest_passages(out, links, raw, marks, r, state.root)
-      footer = state.inserting and "not supported by the notes · nothing inserted · q close"
-        or "not supported by the notes · q close"
+      nearest_passages(out, links, raw, marks, r, state.root, w)
+      footer = state.inserting and footed(w.unsupported, w.nothing_inserted, w.close)
+        or footed(w.unsupported, w.close)
     else
       -- closest: passages that may hold it, no claim made; not answered: nothing in the notes
       local closest = r.outcome == "closest"
-      out[#out + 1] = (closest and "**Closest in your notes.** " or "**Not answered.** ")
-        .. M.refusal_words(r)
+      out[#out + 1] = ("**%s** %s"):format(closest and w.closest or w.not_answered,
+        M.refusal_words(r))
       if type(r.error) == "string" and r.error ~= "" then
         out[#out + 1] = ""
-        out[#out + 1] = "Error: " .. r.error
+        out[#out + 1] = w.error .. ": " .. r.error
       end
-      nearest_passages(out, links, raw, marks, r, state.root)
-      local said = closest and "closest passages" or "not answered"
-      footer = state.inserting and (said .. " · nothing inserted · q close") or (said .. " · q close")
+      nearest_passages(out, links, raw, marks, r, state.root, w)
+      local said = closest and w.said_closest or w.said_not_answered
+      footer = state.inserting and footed(said, w.nothing_inserted, w.close)
+        or footed(said, w.close)
     end
     if building then
-      footer = "index still building · " .. footer
+      footer = footed(w.still_building, footer)
     end
   elseif state.status == "cancelled" then
     if state.text ~= "" then
       append(out, state.text)
       out[#out + 1] = ""
     end
-    out[#out + 1] = "**Cancelled.** The answer stopped here."
-    footer = "cancelled · q close"
+    out[#out + 1] = w.cancelled
+    footer = footed(w.said_cancelled, w.close)
   else
     if state.text ~= "" then
       append(out, state.text)
       out[#out + 1] = ""
     end
-    out[#out + 1] = "**kebab/ask failed:** " .. tostring(state.error or "unknown error")
-    footer = "error · q close"
+    out[#out + 1] = ("**%s:** %s"):format(w.failed, tostring(state.error or w.unknown_error))
+    footer = footed(w.said_error, w.close)
   end
   if state.follows then
-    footer = "follow-up · " .. footer
+    footer = footed(w.follow_up, footer)
   end
   local highlights = M.render_lines(out, raw)
   for _, m in ipairs(marks) do
