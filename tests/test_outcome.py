@@ -214,6 +214,30 @@ async def test_how_sure_the_quote_is_does_not_move_with_how_many_passages_are_as
     assert "5 hours" in held.answer and "24 °C" in held.answer
 
 
+def test_a_quote_that_holds_no_word_of_the_question_needs_its_meaning_close() -> None:
+    """Sure of its passage, the asked-for shape held, and not one word of the question in the
+    quote: it stands on its meaning alone, which must be as close as a question with a word no
+    note holds needs (`unknown_word_cosine`)."""
+    sure = {"lead": 1.0, "cosine": 0.3, "cover": 0.0, "asks_shape": 1.0, "shape": 1.0}
+    assert outcome.confidence(sure) >= outcome.ANSWERED_AT
+    assert outcome.after_quoting(sure) == "answered"  # no cosine to hold it to
+    assert outcome.after_quoting(sure, wordless_cos=0.5) == "closest"
+    assert outcome.after_quoting({**sure, "cosine": 0.6}, wordless_cos=0.5) == "answered"
+    assert outcome.after_quoting({**sure, "cover": 0.2}, wordless_cos=0.5) == "answered"
+
+
+async def test_a_korean_question_on_nothing_the_notes_hold_is_not_answered_from_a_recipe(
+    make_ws: MakeWorkspace,
+) -> None:
+    """ "How many times a day do I feed the cat?" of the sample notes was answered with the
+    kimchi stew's steps: a number asked, numbers in the steps, the one Korean note found; no
+    word of the question in them."""
+    ws = make_ws()
+    answer = await ask(ws, "고양이 사료는 하루에 몇 번 줘?")
+    assert answer.outcome != "answered" and not answer.grounded, answer.answer
+    assert "쌀뜨물" not in answer.answer and answer.lang == "ko"
+
+
 def test_the_share_of_a_question_no_note_holds_counts_its_content_words() -> None:
     question = "How long should croissant dough rest in the fridge?"
     share = outcome.unknown_share(question, ["croissant", "dough", "rest"])

@@ -19,6 +19,7 @@ from conftest import MakeWorkspace
 from kebab.llm import Evidence
 from kebab.llm.asks import WANTS, holds, parts
 from kebab.llm.extractive import Extractive
+from kebab.loanwords import glued_pattern
 from kebab.rag import outcome
 from kebab.text import platforms
 from kebab.workspace import Workspace
@@ -369,6 +370,35 @@ def test_a_note_written_for_another_os_is_not_passed_over_for_notes_on_nothing_a
     question = "윈도우에서 포트 잡고 있는 프로세스 죽이는 명령어가 뭐였지?"
     answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
     assert "kill -9" in answer and "원두" not in answer, answer
+
+
+def test_a_name_half_in_hangul_is_the_whole_name_the_note_holds(embedder: object) -> None:
+    """`마리아DB` is MariaDB: read as its Latin half alone (`db`), a note on MariaDB's SSL
+    error lacked the question's rarest word, and its fix was only the closest passage."""
+    problem = "## 문제\n- 위와 같이 `ssl` 오류로 인한 접속 안됨\n"
+    fix = "## 해결\n- 접속 URL에 `useSSL=0` 작성 후 시도\n"
+    evidence = [
+        Evidence(1, "mariadb/mariadb-ssl.md", ["문제"], 1, 3, problem, "", 0.9),
+        Evidence(2, "mariadb/mariadb-ssl.md", ["해결"], 5, 6, fix, "", 0.5),
+    ]
+    question = "마리아DB 붙을 때 보안 연결 쪽 오류로 접속이 막혀요. 접속 설정에 뭐 넣어서 해결했지?"
+    chosen = Extractive(embedder).select(question, evidence)  # type: ignore[arg-type]
+    assert "useSSL=0" in chosen.text and chosen.features["absent"] == 0.0, chosen
+
+
+@pytest.mark.parametrize(
+    ("hangul", "latin", "whole", "not_whole"),
+    [
+        ("마리아", "DB", "mariadb", "db"),
+        ("몽고", "DB", "mongodb", "mysqldb"),
+        ("노드", "js", "nodejs", "js"),
+    ],
+)
+def test_a_half_hangul_word_stands_for_the_whole_latin_term(
+    hangul: str, latin: str, whole: str, not_whole: str
+) -> None:
+    pattern = glued_pattern(hangul, latin)
+    assert pattern is not None and pattern.fullmatch(whole) and not pattern.fullmatch(not_whole)
 
 
 @pytest.mark.parametrize(

@@ -93,3 +93,14 @@ def latin_pattern(word: str) -> str | None:
     while len(parts) > 2 and (ord(word[len(parts) - 1]) - 0xAC00) % 588 // 28 == _BARE:
         tail = f"({parts.pop()}{tail})?"
     return "".join(parts) + tail
+
+
+# A word written half in Hangul, half in Latin letters: `마리아DB`, `몽고DB`, `노드JS`.
+GLUED = re.compile(r"([\uac00-\ud7a3]{2,6})([A-Za-z][A-Za-z0-9]*)")
+
+
+def glued_pattern(hangul: str, latin: str) -> re.Pattern[str] | None:
+    """The Latin terms a half-Hangul word may stand for whole (`마리아DB`: mariadb), where its
+    Latin half alone (`db`) is a different word."""
+    sounds = latin_pattern(hangul)
+    return None if sounds is None else re.compile(sounds + re.escape(latin.lower()))

@@ -31,6 +31,7 @@ from kebab.llm import Evidence, GenerateRequest, Selection, lead
 from kebab.llm.asks import COMMAND, counted, holds, key_terms, names, parts, shapes_asked
 from kebab.llm.lead import Read
 from kebab.llm.quoting import as_line, render, source_line, terms_apart
+from kebab.loanwords import GLUED, glued_pattern
 from kebab.syntax import (
     CODE_SPAN,
     LIST_ITEM,
@@ -246,7 +247,7 @@ class Extractive:
         ]
         return {
             "cosine": cos[j],
-            "absent": _absent(self._subject(part), s.note[ev.path]),
+            "absent": _absent(self._subject(part, s.note[ev.path]), s.note[ev.path]),
             "fix": float(is_fix(ev.heading_path)),
             "cover": cover[j],
             "margin": scores[j] - max(others, default=0.0),
@@ -374,13 +375,13 @@ class Extractive:
         ]
         # A follow-up given the question it `follows` left its subject out ("which systemd
         # unit starts it?"): the thread fills it in.
-        subject = self._subject(asked)
         # A question of two parts asks two sections of one note ("when does the backup run, and
         # how long are snapshots kept?"): a passage is judged with the other passages of its
         # note that were found.
         note: dict[str, set[str]] = {}
         for ev in content:
             note.setdefault(ev.path, set()).update(terms_apart(ev.text) | _where(ev))
+        subject = self._subject(asked, set().union(*note.values()))
         share = {
             ev.marker: held_share(
                 # A passage in the other language is judged on the question's names only: its
@@ -423,10 +424,20 @@ class Extractive:
             [cover[i] for i in said],
         )
 
-    def _subject(self, question: str) -> list[tuple[frozenset[str], float, bool]]:
+    def _subject(
+        self, question: str, held: set[str] | frozenset[str] = frozenset()
+    ) -> list[tuple[frozenset[str], float, bool]]:
         """The question's subject words: each as the terms it is indexed as, its rarity in
         the notes, and whether it is a name. Its content words, less how it is put (mood
-        words, light verbs, verbs after their subject, adverbs: `is_phrasing`) and values."""
+        words, light verbs, verbs after their subject, adverbs: `is_phrasing`) and values.
+        A word half in Hangul (`마리아DB`) is also the whole Latin term of `held` (the
+        evidence's terms) it stands for (`mariadb`): its Latin half alone (`db`) no note
+        about MariaDB needs to hold."""
+        glued = {
+            latin: pattern
+            for hangul, latin in GLUED.findall(question)
+            if (pattern := glued_pattern(hangul, latin)) is not None
+        }
         subject: list[tuple[frozenset[str], bool]] = []
         for w in dict.fromkeys(LATIN_WORD.findall(question)):
             if is_phrasing(w, question):
@@ -440,6 +451,8 @@ class Extractive:
                 and len(t) > 1
                 and not t.isdigit()
             )
+            if terms and (whole := glued.get(w)) is not None:
+                terms |= {t for t in held if whole.fullmatch(t)}
             if terms and all(terms != seen for seen, _ in subject):
                 subject.append((terms, is_name(w, question)))
         every = sorted({t for terms, _ in subject for t in terms})

@@ -150,7 +150,8 @@ async def _generate(
     if isinstance(llm, Quoter) and p.outcome == "closest" and not named:  # its figures decide
         p.outcome, p.refusal = None, None
     if p.refusal is None and isinstance(llm, Quoter):
-        await asyncio.to_thread(_quote, llm, p, cfg.rag.answered_at)
+        wordless_cos = gate_cosines(cfg, index.embedder.id if index.embedder else None)[1]
+        await asyncio.to_thread(_quote, llm, p, cfg.rag.answered_at, wordless_cos)
     refusal = p.refusal
     if refusal is not None:
         # One wording: what is streamed is what `refusal_text` says, in every door.
@@ -197,11 +198,12 @@ async def _generate(
     return await asyncio.to_thread(finish, index, cfg, llm, p, text, refusal, error, first_ms)
 
 
-def _quote(llm: Quoter, p: Prepared, answered_at: float) -> None:
+def _quote(llm: Quoter, p: Prepared, answered_at: float, wordless_cos: float | None = None) -> None:
     """A quoting answerer's choice, judged before anything is streamed: what it quoted is the
     answer when `outcome` finds it holds what was asked (its confidence at least `answered_at`,
-    `rag.answered_at`); otherwise the passages come closest (the one it would have quoted
-    first) and no claim is quoted as the answer."""
+    `rag.answered_at`; a quote holding no word of the question as close in meaning as
+    `wordless_cos`); otherwise the passages come closest (the one it would have quoted first)
+    and no claim is quoted as the answer."""
     req = p.request
     chosen = llm.select(req.question, p.evidence, thread_words(p))
     unknown = _unknown(p)
@@ -213,7 +215,8 @@ def _quote(llm: Quoter, p: Prepared, answered_at: float) -> None:
     p.extra["confidence"] = round(outcome.confidence(features), 4) if chosen.features else 0.0
     p.extra["part_confidence"] = [round(outcome.confidence(f), 4) for f in chosen.parts]
     p.extra["quoted"] = chosen.text
-    if chosen.text and outcome.after_quoting(features, answered_at, chosen.parts) == "answered":
+    judged = outcome.after_quoting(features, answered_at, chosen.parts, wordless_cos)
+    if chosen.text and judged == "answered":
         return
     p.outcome, p.refusal = "closest", "llm_self_judge"
     # what it would have quoted, listed first, in the order it would have quoted them
