@@ -224,6 +224,8 @@ def test_a_quote_that_holds_no_word_of_the_question_needs_its_meaning_close() ->
     assert outcome.after_quoting(sure, wordless_cos=0.5) == "closest"
     assert outcome.after_quoting({**sure, "cosine": 0.6}, wordless_cos=0.5) == "answered"
     assert outcome.after_quoting({**sure, "cover": 0.2}, wordless_cos=0.5) == "answered"
+    # in the other language, the words held are the glossary's: `마리아DB` of a note on MariaDB
+    assert outcome.after_quoting({**sure, "other_language": 1.0}, wordless_cos=0.5) == "answered"
 
 
 async def test_a_korean_question_on_nothing_the_notes_hold_is_not_answered_from_a_recipe(

@@ -103,4 +103,9 @@ def glued_pattern(hangul: str, latin: str) -> re.Pattern[str] | None:
     """The Latin terms a half-Hangul word may stand for whole (`마리아DB`: mariadb), where its
     Latin half alone (`db`) is a different word."""
     sounds = latin_pattern(hangul)
-    return None if sounds is None else re.compile(sounds + re.escape(latin.lower()))
+    if sounds is None:
+        return None
+    # as the index stems the whole word: `nodejs` is kept as `nodej`, `centos` as `cento`
+    tail = latin.lower()
+    tail = re.escape(tail[:-1]) + "s?" if tail.endswith("s") else re.escape(tail)
+    return re.compile(sounds + tail)

@@ -433,11 +433,10 @@ class Extractive:
         A word half in Hangul (`마리아DB`) is also the whole Latin term of `held` (the
         evidence's terms) it stands for (`mariadb`): its Latin half alone (`db`) no note
         about MariaDB needs to hold."""
-        glued = {
-            latin: pattern
-            for hangul, latin in GLUED.findall(question)
-            if (pattern := glued_pattern(hangul, latin)) is not None
-        }
+        glued: dict[str, list[re.Pattern[str]]] = {}
+        for hangul, latin in GLUED.findall(question):  # `몽고DB와 마리아DB`: two wholes of `db`
+            if (pattern := glued_pattern(hangul, latin)) is not None:
+                glued.setdefault(latin, []).append(pattern)
         subject: list[tuple[frozenset[str], bool]] = []
         for w in dict.fromkeys(LATIN_WORD.findall(question)):
             if is_phrasing(w, question):
@@ -451,8 +450,8 @@ class Extractive:
                 and len(t) > 1
                 and not t.isdigit()
             )
-            if terms and (whole := glued.get(w)) is not None:
-                terms |= {t for t in held if whole.fullmatch(t)}
+            if terms and w in glued:
+                terms |= {t for t in held if any(p.fullmatch(t) for p in glued[w])}
             if terms and all(terms != seen for seen, _ in subject):
                 subject.append((terms, is_name(w, question)))
         every = sorted({t for terms, _ in subject for t in terms})

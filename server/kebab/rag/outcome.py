@@ -193,18 +193,21 @@ def after_quoting(
     A question that asks two things is answered only when the quote holds each
     (`PART_HELD_AT`, or `answered_at` where that is set lower; a part naming what the
     evidence lacks is not held): half an answer that reads as whole is a confident wrong
-    answer. A quote that holds no word of the question in either language (`cover` 0) stands on
+    answer. A quote in the question's language that holds no word of it (`cover` 0) stands on
     its meaning alone, and must be as close as `wordless_cos` (the cosine a question needs when
     it has a word no note holds, `unknown_word_cosine`): "고양이 사료는 하루에 몇 번 줘?" of
     notes on cooking quoted a stew's steps (a number asked, numbers held, the only Korean note
     among those found), at cosine 0.28. Of the 1,290 labelled questions, one answer quoted no
-    word of its question, at cosine 0.55."""
+    word of its question, at cosine 0.55. A quote in the other language holds the question's
+    words only as far as the glossary knows them (`마리아DB` asked of an English note on
+    MariaDB, cosine 0.45): it is left to the figures."""
     if (
         not features
         or (
             wordless_cos is not None
             and features.get("cover", 1.0) == 0.0
             and features.get("cosine", 1.0) < wordless_cos
+            and not features.get("other_language", 0.0)
         )
         or features.get("names_missing", 0.0) >= 0.5
         or features.get("unknown_share", 0.0) > 0.5
