@@ -373,14 +373,14 @@ class Extractive:
         weight = [
             1.0 if mine[ev.marker] or ev.marker not in prose else TRANSLATION for ev, _ in found
         ]
-        # A follow-up given the question it `follows` left its subject out ("which systemd
-        # unit starts it?"): the thread fills it in.
         # A question of two parts asks two sections of one note ("when does the backup run, and
         # how long are snapshots kept?"): a passage is judged with the other passages of its
         # note that were found.
         note: dict[str, set[str]] = {}
         for ev in content:
             note.setdefault(ev.path, set()).update(terms_apart(ev.text) | _where(ev))
+        # A follow-up given the question it `follows` left its subject out ("which systemd
+        # unit starts it?"): the thread fills it in.
         subject = self._subject(asked, set().union(*note.values()))
         share = {
             ev.marker: held_share(
