@@ -198,7 +198,7 @@ async def _generate(
     return await asyncio.to_thread(finish, index, cfg, llm, p, text, refusal, error, first_ms)
 
 
-def _quote(llm: Quoter, p: Prepared, answered_at: float, wordless_cos: float | None = None) -> None:
+def _quote(llm: Quoter, p: Prepared, answered_at: float, wordless_cos: float | None) -> None:
     """A quoting answerer's choice, judged before anything is streamed: what it quoted is the
     answer when `outcome` finds it holds what was asked (its confidence at least `answered_at`,
     `rag.answered_at`; a quote holding no word of the question as close in meaning as
