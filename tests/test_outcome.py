@@ -240,6 +240,26 @@ async def test_a_korean_question_on_nothing_the_notes_hold_is_not_answered_from_
     assert "쌀뜨물" not in answer.answer and answer.lang == "ko"
 
 
+async def test_a_question_with_a_word_no_note_holds_is_not_answered_by_a_quote_far_from_it(
+    make_ws: MakeWorkspace,
+) -> None:
+    """ "How many vacation days do I get per year?" of the sample notes quoted the backup
+    retention table: days and numbers, the asked-for shape, far from the question in meaning
+    and lacking the word it is about, which no note holds. The same quote figures close in
+    meaning are an answer."""
+    ws = make_ws()
+    answer = await ask(ws, "How many vacation days do I get per year?")
+    assert answer.outcome == "closest" and not answer.grounded, answer.answer
+    assert "vacation" in answer.refusal_text, answer.refusal_text
+    assert "--keep-daily" not in answer.answer
+    far = {"lead": 1.0, "cosine": 0.2, "cover": 0.5, "asks_shape": 1.0, "shape": 1.0}
+    assert outcome.after_quoting({**far, "unknown_share": 0.5}) == "answered"  # no cosine bar
+    assert outcome.after_quoting({**far, "unknown_share": 0.5}, wordless_cos=0.5) == "closest"
+    assert outcome.after_quoting(far, wordless_cos=0.5) == "answered"
+    near = {**far, "cosine": 0.45, "unknown_share": 0.12}
+    assert outcome.after_quoting(near, wordless_cos=0.5) == "answered"
+
+
 def test_the_share_of_a_question_no_note_holds_counts_its_content_words() -> None:
     question = "How long should croissant dough rest in the fridge?"
     share = outcome.unknown_share(question, ["croissant", "dough", "rest"])
