@@ -294,8 +294,13 @@ describe("the panel", () => {
     const view = turnView({ id: 1, question: grounded.question, state: "answered", streamed: "", answer: grounded });
     assert.equal(view.lang, "ko");
     assert.doesNotMatch(view.html + view.meta, ENGLISH);
-    // the same answer stored before `lang`, or in English: the English words, as before
-    for (const lang of [undefined, null, "en"] as const) {
+    // stored before `lang`: the words of its question's language
+    for (const lang of [undefined, null] as const) {
+      assert.match(panelMarkdown({ ...grounded, lang }), /\*\*출처\*\*/);
+      assert.match(panelMarkdown({ ...grounded, lang, question: "When do I add the sugar?" }), /\*\*Sources\*\*/);
+    }
+    // the same answer said to be English: the English words
+    for (const lang of ["en"] as const) {
       const en = panelMarkdown({ ...grounded, lang });
       assert.match(en, /\*\*Sources\*\*\n\n- \\\[1\\\]/);
       assert.match(en, /> ⚠ The notes disagree \(\\\[1\\\] and \\\[2\\\]\)/);
@@ -309,6 +314,9 @@ describe("the panel", () => {
     assert.equal(questionLang("CORSMiddleware allow_credentials 설정하려면?"), "ko"); // the server's rule: a fifth of the words
     assert.equal(questionLang("What time does the nightly backup run?"), "en");
     assert.equal(questionLang("How do I say 안녕 in a formal letter to my new manager?"), "en");
+    // read without the filter words at its start, as the server reads it
+    assert.equal(questionLang("path:infra/ #ops status=draft tag:x 백업은?"), "ko");
+    assert.equal(questionLang("#ops reviewed>=2024-01-01 when is the backup?"), "en");
     assert.equal(questionLang(""), "en");
     const waiting = turnView({ id: 1, question: "김치찌개에 설탕은 언제 넣나요?", state: "waiting", streamed: "" });
     assert.equal(waiting.lang, "ko");

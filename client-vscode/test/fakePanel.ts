@@ -80,7 +80,7 @@ export class Page {
     if (!script) {
       throw new Error("the page has no script");
     }
-    for (const id of ["turns", "empty", "follow", "question"]) {
+    for (const id of ["turns", "empty", "follow", "question", "ask"]) {
       const e = new Element(id === "turns" ? "main" : "p", this);
       e.id = id;
       this.elements.set(id, e);
@@ -125,6 +125,11 @@ export class Page {
     return this.turns.children
       .filter((t) => this.top(t) < this.scrollY + VIEW_HEIGHT && this.top(t) + TURN_HEIGHT > this.scrollY)
       .map((t) => Number(t.id.replace("turn-", "")));
+  }
+
+  /** The element with this id (the question box, its button). */
+  byId(id: string): Element | undefined {
+    return this.elements.get(id);
   }
 
   /** The text of turn `id`'s question and answer. */

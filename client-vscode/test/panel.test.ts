@@ -120,6 +120,11 @@ describe("the answer panel", () => {
     assert.doesNotMatch(page.turnText(2), /Sources/);
     assert.equal(box.querySelector(".meta")!.textContent, "extractive · 42 ms · 출처 1개");
     assert.deepEqual([".question", ".answer", ".meta"].map((part) => box.querySelector(part)!.lang), ["ko", "ko", "ko"]);
+    // its buttons and the question box under it speak Korean too
+    assert.deepEqual([".insert", ".copy", ".stop"].map((b) => box.querySelector(b)!.textContent), ["커서 위치에 넣기", "복사", "멈추기"]);
+    assert.equal(page.byId("question")!.placeholder, "질문하기…");
+    assert.equal(page.byId("ask")!.textContent, "묻기");
+    assert.equal(page.turns.children.find((t) => t.id === "turn-1")!.querySelector(".copy")!.textContent, "Copy");
     // the English answer above it keeps its English words
     assert.match(page.turnText(1), /<strong>Sources<\/strong>/);
     assert.equal(page.turns.children.find((t) => t.id === "turn-1")!.querySelector(".answer")!.lang, "en");

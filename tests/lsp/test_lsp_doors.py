@@ -153,3 +153,39 @@ async def test_an_answer_made_while_vectors_are_filling_says_the_index_is_buildi
     await building.wait_ready(180)
     again = await building.request("kebab/ask", {"question": QUESTION})
     assert again["index_building"] is None
+
+
+async def test_a_korean_question_hears_the_server_in_korean(vscode: KebabClient) -> None:
+    """The server's own lines around a Korean answer (its progress, the notice after Insert)
+    are Korean, as the answer and every door's words around it are; an English question's stay
+    English. Filter words at the start do not make a Korean question English."""
+    asked = await vscode.request(
+        "kebab/ask", {"question": "김치찌개는 중약불로 몇 분 끓여야 해?", "workDoneToken": "ko-1"}
+    )
+    values = vscode.progress_log["ko-1"]
+    assert asked["grounded"] and asked["lang"] == "ko"
+    assert re.fullmatch(r".+: 준비됨|.+ 색인 중: .+", values[0]["message"]), values[0]
+    n = len(asked["citations"])
+    assert values[-1] == {"kind": "end", "message": f"답했습니다: 인용 {n}개"}
+    near = await vscode.request(
+        "kebab/ask",
+        {"question": "path:korean/ 고양이 사료는 하루에 몇 번 줘?", "workDoneToken": "ko-2"},
+    )
+    assert near["outcome"] == "closest" and near["lang"] == "ko"
+    began = vscode.progress_log["ko-2"][0]["message"]
+    assert re.fullmatch(r".+: 준비됨|.+ 색인 중: .+", began), began  # Korean once filters are off
+    end = vscode.progress_log["ko-2"][-1]["message"]
+    assert end == f"가장 가까운 구절 {len(near['candidates'])}개", end
+    en = await vscode.request("kebab/ask", {"question": QUESTION, "workDoneToken": "en-1"})
+    assert vscode.progress_log["en-1"][-1]["message"].startswith("answered with ")
+    assert re.fullmatch(r".+: ready|indexing .+", vscode.progress_log["en-1"][0]["message"])
+    assert en["lang"] == "en"
+    path = vscode.root / "inbox" / "sync-ko.md"
+    path.write_text("# 동기화\n\nTodoist와 노트를 동기화하려면?\n", "utf-8")
+    uri = vscode.open(path)
+    result = await vscode.command("kebab.insertAnswer", uri, 2)
+    vscode.close(uri)
+    path.unlink()
+    assert not result["applied"]
+    said = "kebab: 노트에 나오지 않는 말: Todoist. 아무것도 넣지 않았습니다."
+    await until(lambda: any(m.message == said for m in vscode.messages), "the Korean notice")

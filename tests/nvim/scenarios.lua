@@ -498,15 +498,16 @@ function S.render()
     vim.o.columns, vim.o.lines = 60, 40
   end)
   local function show(result, extra)
+    local question = (extra or {}).question or "How do I report a bug?"
     local state = vim.tbl_extend("force", {
-      question = "How do I report a bug?",
+      question = question,
       status = "done",
       started = vim.uv.hrtime(),
       root = root,
       text = "",
       chunks = {},
-      result = vim.tbl_extend("force", { model = { backend = "extractive" }, citations = {} },
-        result),
+      result = vim.tbl_extend("force", -- an answer.v1 always carries its question
+        { model = { backend = "extractive" }, citations = {}, question = question }, result),
     }, extra or {})
     state.panel = ui.panel("kebab")
     ui.render_answer(state)
@@ -674,7 +675,7 @@ function S.render()
         { path = "ops/backup.md", start_line = 28, end_line = 36, heading_path = { "백업" } },
       },
     }, ko)
-    -- an answer stored before `lang` (vim.NIL, as JSON null decodes): English, whatever it says
+    -- an answer stored before `lang` (vim.NIL, as JSON null decodes): its question's language
     out.korean_unknown = show({
       lang = vim.NIL,
       grounded = false,
@@ -703,6 +704,8 @@ function S.render()
       "배포 a b c d",
       "배포 a b c d e",
       "“배포” … 언제？ 😀 ok",
+      "path:infra/ #ops status=draft tag:x 백업은?", -- Korean, once its filter words are off
+      "#ops reviewed>=2024-01-01 when is the backup?",
       "",
     }) do
       out.question_langs[#out.question_langs + 1] = { q, ui.question_lang(q) }

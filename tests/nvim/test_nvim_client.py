@@ -764,11 +764,12 @@ def test_a_korean_refusal_is_framed_in_korean(korean: dict[str, Any], asked: str
 def test_a_korean_insert_says_so_in_korean(korean: dict[str, Any]) -> None:
     said = passed(korean, "korean_insert")["korean_insert"]["said"]
     assert re.fullmatch(r"kebab: 답을 넣었습니다: 인용 \d+개", said[-1]), said
+    assert said[0] == "kebab: 답하는 중: 정기 배포는 무슨 요일에 해?", said  # its progress note too
 
 
 def test_the_floats_words_follow_the_answers_language(rendered: dict[str, Any]) -> None:
     """Every word of the plugin's own around a Korean answer (answer.v1 `lang`) is Korean;
-    an answer stored before `lang` (null) is framed in English."""
+    an answer stored before `lang` (null) is framed in its question's language."""
     grounded = rendered["korean_grounded"]
     lines = grounded["lines"]
     assert lines[0] == "> 백업은 언제 돌아?"
@@ -807,18 +808,21 @@ def test_the_floats_words_follow_the_answers_language(rendered: dict[str, Any]) 
     assert footer_of(unsupported) == " 노트가 뒷받침하지 않음 · q 닫기 "
     for name in ("grounded", "closest", "fallback", "unsupported"):
         assert english_in(rendered[f"korean_{name}"]) == [], rendered[f"korean_{name}"]
-    unknown = rendered["korean_unknown"]  # stored before `lang`: English
+    unknown = rendered["korean_unknown"]  # stored before `lang`: its question's language
     assert (
-        "Not answered. No passage in the notes is close enough to the question." in unknown["lines"]
+        "답하지 못했습니다. 노트에서 가장 가까운 구절도 이 질문에 답하지 않습니다."
+        in unknown["lines"]
     )
-    assert footer_of(unknown) == " not answered · q close "
+    assert footer_of(unknown) == " 답하지 못함 · q 닫기 "
 
 
 def test_before_the_answer_the_words_are_in_the_questions_language(
     rendered: dict[str, Any],
 ) -> None:
     """Streaming, cancelled or failed, there is no answer yet: the float's words are in the
-    language the server will answer in, by its own rule (kebab.text.language)."""
+    language the server will answer in, by its own rule (kebab.text.language, read without the
+    question's filter words)."""
+    from kebab.filters import from_question
     from kebab.text import language
 
     running = rendered["korean_running"]
@@ -837,7 +841,9 @@ def test_before_the_answer_the_words_are_in_the_questions_language(
     assert "searching the notes …" in english["lines"]
     assert footer_of(english) == " answering… · <C-c> cancel · q close "
     langs = rendered["question_langs"]
-    assert [lang for _, lang in langs] == [language(q) for q, _ in langs]
+    # the server's reading: the question without its filter words (`lsp.words.lang_of`)
+    assert [lang for _, lang in langs] == [language(from_question(q)[1]) for q, _ in langs]
+    assert ["path:infra/ #ops status=draft tag:x 백업은?", "ko"] in langs
     assert {lang for _, lang in langs} == {"ko", "en"}
 
 

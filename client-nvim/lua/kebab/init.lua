@@ -392,7 +392,7 @@ local function run_insert(client, bufnr, command)
     if result.applied then
       -- in the answer's language; asked again, the server replaced its earlier answer under
       -- the line instead of adding one
-      local w = ui.words(answer.lang)
+      local w = ui.words(ui.answer_lang(answer))
       local cited = ui.count(w.n_citations, #(answer.citations or {}))
       notify((result.replaced and w.replaced or w.inserted):format(cited))
     elseif answer.grounded == false then
@@ -404,8 +404,10 @@ local function run_insert(client, bufnr, command)
   if ok then
     running = { client_id = client.id, id = id }
     inserting = running
-    notify("answering: " .. tostring((command.arguments or {})[3] or "the question"), nil,
-      { fit = true }) -- a progress note: one line, never a prompt
+    local asked = (command.arguments or {})[3]
+    local w = ui.words(ui.question_lang(asked and tostring(asked) or ""))
+    notify(w.answering_question:format(asked and tostring(asked) or w.the_question), nil,
+      { fit = true }) -- a progress note: one line, never a prompt, in the question's language
   end
 end
 

@@ -51,6 +51,8 @@ local WORDS = {
     searching = "searching the notes",
     -- the footer
     answering = "answering…",
+    answering_question = "answering: %s", -- :KebabInsert's progress note
+    the_question = "the question",
     cancel = "<C-c> cancel",
     open = "<CR> open",
     close = "q close",
@@ -97,6 +99,8 @@ local WORDS = {
     no_thread = "↪ 이 워크스페이스에 이전 답이 없어 새 질문으로 물었습니다",
     searching = "노트를 찾는 중",
     answering = "답하는 중…",
+    answering_question = "답하는 중: %s",
+    the_question = "이 질문",
     cancel = "<C-c> 취소",
     open = "<CR> 열기",
     close = "q 닫기",
@@ -149,10 +153,28 @@ local function letter(cp)
     or (cp >= 0xFF00 and cp <= 0xFF20) or cp >= 0x1F000)
 end
 
+--- `question` without the filter words at its start (server/kebab/filters.py: `#ops`,
+--- `path:infra/`, `tag:x`, `status=draft`); all of it when it is nothing else.
+local function without_filters(question)
+  local words = vim.split(vim.trim(question), "%s+", { trimempty = true })
+  local used = 0
+  for _, w in ipairs(words) do
+    local filter = w:match("^#[^%s%d]") or w:match("^path:%S+$") or w:match("^tag:%S+$")
+      or w:match("^[%w_%.%-]+[!<>]?=[^=]")
+    if not filter then
+      break
+    end
+    used = used + 1
+  end
+  return (used == 0 or used == #words) and question or table.concat(words, " ", used + 1)
+end
+
 --- "ko" or "en": the language the server writes an answer to `question` in, by its rule
---- (server/kebab/text.py `is_korean`): at least a fifth of the question's words hold Hangul.
---- A word starts with a letter and goes on with letters, digits, `_`, `.` and `-`.
+--- (server/kebab/text.py `is_korean`): at least a fifth of the question's words hold Hangul,
+--- read without the filter words at its start (`path:infra/ #ops 백업은?` is Korean). A word
+--- starts with a letter and goes on with letters, digits, `_`, `.` and `-`.
 function M.question_lang(question)
+  question = without_filters(question or "")
   local words, hangul = 0, 0
   local word, has = false, false
   local function done()
@@ -175,15 +197,21 @@ function M.question_lang(question)
   return words > 0 and hangul * 5 >= words and "ko" or "en"
 end
 
---- The language of the words around an ask: the answer's (answer.v1 `lang`; "en" for an
---- answer stored before it), and before there is one, the question's, as the server will
---- decide it, so that a Korean question streams, is cancelled or fails in Korean too.
+--- An answer's language: its `lang` (answer.v1); for one stored before `lang`, its question's
+--- (`asked` when the answer does not carry it): the server wrote its refusal in that language.
+function M.answer_lang(r, asked)
+  if r.lang == "ko" or r.lang == "en" then
+    return r.lang
+  end
+  return M.question_lang(type(r.question) == "string" and r.question or asked)
+end
+
+--- The language of the words around an ask: the answer's (answer.v1 `lang`), and before there
+--- is one, or for an answer stored before `lang`, the question's, as the server decides it: a
+--- Korean question streams, is cancelled or fails in Korean too.
 function M.lang(state)
   local r = state.result
-  if type(r) == "table" then
-    return (r.lang == "ko" or r.lang == "en") and r.lang or "en"
-  end
-  return M.question_lang(state.question)
+  return type(r) == "table" and M.answer_lang(r, state.question) or M.question_lang(state.question)
 end
 
 -- a panel: one float over one scratch buffer ------------------------------------------------
@@ -709,7 +737,7 @@ function M.refusal_words(r)
       return vim.trim(said)
     end
   end
-  local w = M.words(r.lang)
+  local w = M.words(M.answer_lang(r))
   local reason = r.refusal_reason
   return type(reason) == "string" and w.refusals[reason] or w.no_answer
 end
@@ -723,7 +751,7 @@ function M.building_words(r)
   if type(b.message) == "string" and vim.trim(b.message) ~= "" then
     return vim.trim(b.message)
   end
-  local w = M.words(r.lang)
+  local w = M.words(M.answer_lang(r))
   local files = ""
   if type(b.files_done) == "number" and type(b.files_total) == "number" then
     files = w.building_files:format(b.files_done, b.files_total)

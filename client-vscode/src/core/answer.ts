@@ -29,6 +29,21 @@ export interface Words {
   sourceCount: (n: number) => string; // how many notes an answer cites, in the line under it
   searching: string; // before the server says what it is doing
   failed: string; // the request failed (not a refusal)
+  buttons: Buttons; // under each turn
+  ask: string; // the question box's placeholder and label, and its button
+  askFollowUp: string;
+  askLabel: string;
+  askFollowUpLabel: string;
+  askButton: string;
+}
+
+/** The buttons under a turn, with their tooltips. */
+export interface Buttons {
+  insert: string;
+  insertTitle: string;
+  copy: string;
+  copyTitle: string;
+  stop: string;
 }
 
 /**
@@ -58,6 +73,18 @@ export const WORDS: Record<Lang, Words> = {
     sourceCount: (n) => `${n} source${n === 1 ? "" : "s"}`,
     searching: "Searching the notes…",
     failed: "Failed.",
+    buttons: {
+      insert: "Insert at cursor",
+      insertTitle: "Insert the answer under the cursor's line in the last active note, with [^kb-n] footnotes",
+      copy: "Copy",
+      copyTitle: "Copy the answer as Markdown with footnotes",
+      stop: "Stop",
+    },
+    ask: "Ask a question…",
+    askFollowUp: "Ask a follow-up…",
+    askLabel: "Ask a question",
+    askFollowUpLabel: "Ask a follow-up question about the answer above",
+    askButton: "Ask",
   },
   ko: {
     notAnswered: "답하지 못했습니다.",
@@ -79,16 +106,31 @@ export const WORDS: Record<Lang, Words> = {
     sourceCount: (n) => `출처 ${n}개`,
     searching: "노트를 찾는 중…",
     failed: "실패했습니다.",
+    buttons: {
+      insert: "커서 위치에 넣기",
+      insertTitle: "마지막으로 쓰던 노트의 커서 줄 아래에 답을 [^kb-n] 각주와 함께 넣습니다",
+      copy: "복사",
+      copyTitle: "답을 각주가 달린 마크다운으로 복사합니다",
+      stop: "멈추기",
+    },
+    ask: "질문하기…",
+    askFollowUp: "이어서 질문하기…",
+    askLabel: "질문하기",
+    askFollowUpLabel: "위의 답에 이어서 질문하기",
+    askButton: "묻기",
   },
 };
 
-/** An answer's language: its `lang`; English for an answer stored before `lang` (or an unknown one). */
-export function answerLang(a: Pick<Answer, "lang">): Lang {
-  return a.lang === "ko" ? "ko" : "en";
+/**
+ * An answer's language: its `lang`; for an answer stored before `lang`, its question's (the
+ * server wrote its refusal in that language already).
+ */
+export function answerLang(a: Pick<Answer, "lang" | "question">): Lang {
+  return a.lang === "ko" || a.lang === "en" ? a.lang : questionLang(a.question ?? "");
 }
 
 /** The panel's words for an answer, in its language. */
-export function words(a: Pick<Answer, "lang">): Words {
+export function words(a: Pick<Answer, "lang" | "question">): Words {
   return WORDS[answerLang(a)];
 }
 
@@ -98,11 +140,26 @@ const HANGUL = /[\uac00-\ud7a3]/;
 /**
  * The language a question will be answered in, before its answer (and its `lang`) arrives: the
  * server's rule (server/kebab/text.py `is_korean`), Korean when at least a fifth of its words
- * hold Hangul. Once the answer is there, its `lang` decides.
+ * hold Hangul, read without the filter words at its start (`path:infra/ #ops 백업은?` is Korean),
+ * as the server reads it. Once the answer is there, its `lang` decides.
  */
 export function questionLang(question: string): Lang {
-  const all = question.slice(0, 2000).match(WORD) ?? [];
+  const all = withoutFilters(question).slice(0, 2000).match(WORD) ?? [];
   return all.length && all.filter((w) => HANGUL.test(w)).length * 5 >= all.length ? "ko" : "en";
+}
+
+// A filter word at the start of a question (server/kebab/filters.py): `#ops`, `path:infra/`,
+// `tag:x`, `status=draft`, `reviewed>=2024-01-01`.
+const FILTER_WORD = /^(#[^\s\d]\S*|(path|tag):\S+|[\w.-]+(!=|>=|<=|=)(?!=)\S+)$/u;
+
+/** The question without the filter words at its start (all of it when it is nothing else). */
+function withoutFilters(question: string): string {
+  const words = question.trim().split(/\s+/);
+  let used = 0;
+  while (used < words.length && FILTER_WORD.test(words[used])) {
+    used++;
+  }
+  return used === words.length ? question : words.slice(used).join(" ");
 }
 
 /** Keeps `L12–L30` on one line: a word joiner on each side of the dash. */

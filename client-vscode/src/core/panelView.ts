@@ -4,7 +4,7 @@
  * The webview script only swaps HTML in and posts the user's clicks back.
  */
 import MarkdownIt from "markdown-it";
-import { answerLang, answerMeta, Lang, panelMarkdown, questionLang, streamingMarkdown, WORDS } from "./answer";
+import { answerLang, answerMeta, Buttons, Lang, panelMarkdown, questionLang, streamingMarkdown, WORDS } from "./answer";
 import type { Answer } from "./protocol";
 
 export type TurnState = "waiting" | "streaming" | "answered" | "refused" | "failed";
@@ -27,6 +27,7 @@ export interface TurnView {
   html: string;
   meta: string;
   lang: Lang; // the answer's language (answer.v1 `lang`; the question's until it arrives)
+  buttons: Buttons; // in `lang`
   canInsert: boolean; // a grounded answer the server stored (it inserts by answer.v1 `id`)
   canCopy: boolean;
   followUp: boolean;
@@ -58,7 +59,7 @@ export function turnView(t: Turn): TurnView {
   }
   const meta = t.answer ? answerMeta(t.answer) : t.status ?? "";
   return {
-    id: t.id, question: t.question, state: t.state, html: renderMarkdown(markdown), meta, lang,
+    id: t.id, question: t.question, state: t.state, html: renderMarkdown(markdown), meta, lang, buttons: said.buttons,
     canInsert: !!t.answer?.grounded && typeof t.answer.answer_id === "number",
     canCopy: !!t.answer && !!t.answer.answer.trim(),
     followUp: !!t.followUp,
@@ -69,7 +70,7 @@ export function turnView(t: Turn): TurnView {
 export type ToWebview =
   | { type: "turn"; turn: TurnView; reveal: boolean }
   | { type: "reset"; turns: TurnView[] }
-  | { type: "thread"; followUp: boolean };
+  | { type: "thread"; followUp: boolean; placeholder: string; label: string; button: string; lang: Lang };
 
 /**
  * The messages that show `turn`. `reveal` when the turn has just started (asked, or an answer made
@@ -85,8 +86,20 @@ export function resetMessages(turns: readonly Turn[]): ToWebview[] {
   return [{ type: "reset", turns: turns.map(turnView) }, threadMessage(turns)];
 }
 
+/**
+ * Whether the question box continues a thread, and its words: in the language of the latest
+ * turn (a Korean asker reads "이어서 질문하기…" under a Korean answer), English before any.
+ */
 function threadMessage(turns: readonly Turn[]): ToWebview {
-  return { type: "thread", followUp: followUpConversation(turns) !== undefined };
+  const followUp = followUpConversation(turns) !== undefined;
+  const last = turns.at(-1);
+  const lang = last ? turnView(last).lang : "en";
+  const said = WORDS[lang];
+  return {
+    type: "thread", followUp, lang, button: said.askButton,
+    placeholder: followUp ? said.askFollowUp : said.ask,
+    label: followUp ? said.askFollowUpLabel : said.askLabel,
+  };
 }
 
 /** The turn's state once its answer arrived. */
@@ -125,7 +138,7 @@ export function page(cspSource: string, nonce: string): string {
 <p id="empty" class="meta">Ask a question with <b>Kebab: Ask</b>; answers from your notes appear here, with their sources.</p>
 <form id="follow">
   <input id="question" type="text" placeholder="Ask a question…" aria-label="Ask a question">
-  <button type="submit">Ask</button>
+  <button id="ask" type="submit">Ask</button>
 </form>
 <script nonce="${nonce}">${SCRIPT}</script>
 </body>
@@ -183,13 +196,11 @@ function upsert(v) {
     box.id = "turn-" + v.id;
     box.append(el("p", "question"), el("div", "answer"));
     const actions = el("div", "actions");
-    const insert = el("button", "insert", "Insert at cursor");
-    insert.title = "Insert the answer under the cursor's line in the last active note, with [^kb-n] footnotes";
+    const insert = el("button", "insert");
     insert.onclick = () => vscode.postMessage({ type: "insert", id: v.id });
-    const copy = el("button", "copy secondary", "Copy");
-    copy.title = "Copy the answer as Markdown with footnotes";
+    const copy = el("button", "copy secondary");
     copy.onclick = () => vscode.postMessage({ type: "copy", id: v.id });
-    const stop = el("button", "stop secondary", "Stop");
+    const stop = el("button", "stop secondary");
     stop.onclick = () => vscode.postMessage({ type: "stop", id: v.id });
     actions.append(insert, copy, stop, el("span", "meta"));
     box.append(actions);
@@ -199,7 +210,12 @@ function upsert(v) {
   box.querySelector(".question").textContent = v.question;
   box.querySelector(".answer").innerHTML = v.html;
   box.querySelector(".meta").textContent = v.meta;
-  for (const part of [".question", ".answer", ".meta"]) box.querySelector(part).lang = v.lang; // Korean read and shaped as Korean
+  for (const part of [".question", ".answer", ".meta", ".actions"]) box.querySelector(part).lang = v.lang; // Korean read and shaped as Korean
+  box.querySelector(".insert").textContent = v.buttons.insert;
+  box.querySelector(".insert").title = v.buttons.insertTitle;
+  box.querySelector(".copy").textContent = v.buttons.copy;
+  box.querySelector(".copy").title = v.buttons.copyTitle;
+  box.querySelector(".stop").textContent = v.buttons.stop;
   const busy = v.state === "waiting" || v.state === "streaming";
   box.querySelector(".insert").disabled = !v.canInsert;
   box.querySelector(".insert").hidden = v.state === "refused"; // nothing to insert: the server refuses it
@@ -218,8 +234,10 @@ window.addEventListener("message", (event) => {
   }
   if (m.type === "thread") {
     const input = document.getElementById("question");
-    input.placeholder = m.followUp ? "Ask a follow-up…" : "Ask a question…";
-    input.setAttribute("aria-label", m.followUp ? "Ask a follow-up question about the answer above" : "Ask a question");
+    input.placeholder = m.placeholder;
+    input.setAttribute("aria-label", m.label);
+    input.lang = m.lang;
+    document.getElementById("ask").textContent = m.button;
   }
 });
 document.addEventListener("click", (event) => {

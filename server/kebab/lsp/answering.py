@@ -18,7 +18,7 @@ from pygls.lsp.server import LanguageServer
 
 from kebab import footnotes
 from kebab.errors import Cancelled, InvalidParams, KebabError, NothingMatches
-from kebab.lsp import progress
+from kebab.lsp import progress, words
 from kebab.lsp import text as textmod
 from kebab.lsp.folders import Folder
 from kebab.model import Answer, AskRequest, IndexBuilding
@@ -44,7 +44,8 @@ async def answer(
     stream = progress.AnswerStream(work) if work is not None else None
     try:
         if work is not None:
-            work.begin("kebab", folder.status_line(), cancellable=True)
+            said = words.lang_of(request.question)
+            work.begin("kebab", folder.status_line(said), cancellable=True)
         with folder.answering():  # made from what is indexed now: indexing waits, not the answer
             if folder.indexer is not None:
                 await folder.indexer.flush()
@@ -64,14 +65,14 @@ async def answer(
         return result
     except asyncio.CancelledError:
         if stream is not None:
-            stream.finish("cancelled")
+            stream.finish(words.say(words.lang_of(request.question), "cancelled"))
         if by_progress:
             task.uncancel()
             raise JsonRpcRequestCancelled("cancelled before the answer started") from None
         raise
     except KebabError as e:
         if stream is not None:
-            stream.finish("failed")
+            stream.finish(words.say(words.lang_of(request.question), "failed"))
         if isinstance(e, InvalidParams | NothingMatches):  # the request's doing, not kebab's
             raise JsonRpcInvalidParams(str(e)) from None
         raise JsonRpcInternalError(str(e)) from None
@@ -105,12 +106,12 @@ def for_note(ls: LanguageServer, folder: Folder, path: str, result: Answer) -> N
 
 
 def outcome(a: Answer) -> str:
-    """A few words for the end of the progress."""
+    """A few words for the end of the progress, in the answer's language."""
     if a.grounded:
         n = len(a.citations)
-        return f"answered with {n} citation{'s' if n != 1 else ''}"
+        return words.say(a.lang, "answered", n=n, s="s" if n != 1 else "")
     if a.refusal_reason == "cancelled":
-        return "cancelled"
+        return words.say(a.lang, "cancelled")
     if a.outcome == "closest":
-        return f"closest passages: {len(a.candidates)}"
-    return a.refusal_text or "not answered"
+        return words.say(a.lang, "closest", n=len(a.candidates))
+    return a.refusal_text or words.say(a.lang, "not_answered")

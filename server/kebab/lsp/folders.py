@@ -24,6 +24,8 @@ from kebab import config as config_mod
 from kebab.config import Config
 from kebab.errors import KebabError, WorkspaceError
 from kebab.lsp import text as textmod
+from kebab.lsp import words
+from kebab.model import Language
 from kebab.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -159,13 +161,15 @@ class Folder:
             return None
         return rel.as_posix() if rel.parts and ".." not in rel.parts else None
 
-    def status_line(self) -> str:
+    def status_line(self, lang: Language = "en") -> str:
+        """Where the folder stands, in `lang` (the first line of an answer's progress)."""
+        name = self.root.name
         if self.state == "indexing" and self.total:
-            unit = "passages embedded" if self.phase == "embedding" else "files"
-            return f"indexing {self.root.name}: {self.done}/{self.total} {unit}"
+            unit: words.Key = "indexing_passages" if self.phase == "embedding" else "indexing_files"
+            return words.say(lang, unit, name=name, done=self.done, total=self.total)
         if self.state == "failed":
-            return f"{self.root.name}: {self.error}"
-        return f"{self.root.name}: {self.state}"
+            return f"{name}: {self.error}"
+        return words.say(lang, self.state, name=name)
 
     def _retire(self, ws: Workspace) -> None:
         if self._users.get(id(ws)):

@@ -16,7 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from kebab import footnotes
-from kebab.lsp import answering
+from kebab.lsp import answering, words
 from kebab.lsp import text as textmod
 from kebab.lsp.core import KebabServer, follow_request_cancel, target
 from kebab.lsp.questions import COMMAND, TITLE, Question, question_at
@@ -25,11 +25,6 @@ from kebab.placement import answer_text, keeps_structure
 from kebab.syntax import FOOTNOTE_DEFINITION
 
 _ATTEMPTS = 3
-_REPLACED = "kebab: replaced the earlier answer under line {line}"
-_WOULD_BREAK = (
-    "kebab: an answer under line {line} would change the blocks around it (a table, a list, "
-    "code, a heading's underline); nothing was inserted (the answer is in the response)"
-)
 
 Done = Literal["inserted", "replaced"]  # what an applied edit did to the note
 
@@ -175,23 +170,20 @@ def _lines_deleted(ls: KebabServer, lines: list[str], first: int, last: int) -> 
 async def _apply(
     ls: KebabServer, uri: str, path: str | None, question: Question, answer: Answer, style: str
 ) -> Done | None:
-    """Edit the note as it is now; what was done, None when the editor did not take the edit."""
+    """Edit the note as it is now; what was done, None when the editor did not take the edit.
+    What it tells the user is in the answer's language."""
+    lang = answer.lang
     for _ in range(_ATTEMPTS):
         snap = await asyncio.to_thread(textmod.read_snapshot, ls, uri)
         line = _find_again(snap.lines, question) if snap is not None else None
         if snap is None or line is None:
-            _tell(
-                ls,
-                types.MessageType.Warning,
-                "kebab: the question changed while the answer "
-                "was being written; nothing was inserted (the answer is in the response)",
-            )
+            _tell(ls, types.MessageType.Warning, words.say(lang, "question_changed"))
             return None
         end = footnotes.answer_below(snap.lines, line)
         replacing = end is not None
         edits = answer_edits(ls, snap, line, end, answer, path, style)
         if edits is None:
-            _tell(ls, types.MessageType.Warning, _WOULD_BREAK.format(line=line + 1))
+            _tell(ls, types.MessageType.Warning, words.say(lang, "would_break", line=line + 1))
             return None
         edit = textmod.workspace_edit(ls, snap, edits)
         try:
@@ -199,26 +191,18 @@ async def _apply(
                 types.ApplyWorkspaceEditParams(edit=edit, label=TITLE)
             )
         except JsonRpcException as e:  # the editor failed on it: the answer is still returned
-            _tell(
-                ls, types.MessageType.Warning, f"kebab: the editor could not apply the answer: {e}"
-            )
+            _tell(ls, types.MessageType.Warning, words.say(lang, "editor_failed", error=e))
             return None
         if result.applied:
             if replacing:
-                _tell(ls, types.MessageType.Info, _REPLACED.format(line=line + 1))
+                _tell(ls, types.MessageType.Info, words.say(lang, "replaced", line=line + 1))
             return "replaced" if replacing else "inserted"
         now = textmod.open_snapshot(ls, uri)
         if now is None or now.version == snap.version:  # refused for another reason
-            _tell(
-                ls,
-                types.MessageType.Warning,
-                "kebab: the editor did not apply the answer: "
-                f"{result.failure_reason or 'no reason given'}",
-            )
+            why = result.failure_reason or words.say(lang, "no_reason")
+            _tell(ls, types.MessageType.Warning, words.say(lang, "editor_refused", error=why))
             return None
-    _tell(
-        ls, types.MessageType.Warning, "kebab: the note kept changing; the answer was not inserted"
-    )
+    _tell(ls, types.MessageType.Warning, words.say(lang, "kept_changing"))
     return None
 
 
@@ -255,7 +239,8 @@ def _arguments(args: tuple[Any, ...]) -> tuple[str, int, str | None, int | None]
 
 
 def _why_not(answer: Answer) -> str:
-    return f"{answer.refusal_text or answer.answer.strip()} Nothing was inserted."
+    said = words.say(answer.lang, "nothing_inserted")
+    return f"{answer.refusal_text or answer.answer.strip()} {said}"
 
 
 def _at(position: types.Position) -> types.Range:
