@@ -17,7 +17,7 @@ import pytest
 
 from conftest import MakeWorkspace
 from kebab.llm import Evidence
-from kebab.llm.asks import WANTS, holds, parts
+from kebab.llm.asks import WANTS, counted, holds, parts
 from kebab.llm.extractive import Extractive
 from kebab.loanwords import glued_pattern
 from kebab.rag import outcome
@@ -925,3 +925,38 @@ def test_a_second_part_is_quoted_from_where_it_is_answered(
     answer = Extractive(embedder).answer(question, evidence)  # type: ignore[arg-type]
     assert all(fact in answer for fact in said), answer
     assert kept_out is None or kept_out not in answer, answer
+
+
+@pytest.mark.parametrize(
+    ("question", "holds_it", "not_it"),
+    [
+        ("백업은 몇 시에 돌아가?", "runs every day at 02:30", "Last restore test: 2024-03-10"),
+        ("몇 시쯤 체크가 돌아?", "at 4 pm on Sundays", "took 41 minutes"),
+        ("몇 분 끓여?", "simmer for 15 minutes", "serves 4"),
+        ("몇 시간 걸려?", "about 5 hours", "at 24 °C"),
+        ("하루에 몇 번 돌려?", "3 times a day", "2 cups"),
+    ],
+)
+def test_a_korean_counter_reads_as_an_english_note_writes_its_number(
+    question: str, holds_it: str, not_it: str
+) -> None:
+    """ "몇 시" asked of an English note is a clock time, "몇 분" minutes, "몇 번" times: the
+    unit with the counted number, not any number, answers it."""
+    count = counted(question)
+    assert count is not None and holds(count, holds_it) and not holds(count, not_it)
+
+
+def test_a_word_that_starts_like_a_counter_counts_nothing_of_it() -> None:
+    """ "몇 시그마" asks how many sigma, not what time."""
+    count = counted("정규분포로 치면 몇 시그마야?")
+    assert count is None or not holds(count, "runs every day at 02:30")
+
+
+async def test_a_korean_question_on_when_a_job_runs_is_answered_by_its_time(
+    make_ws: MakeWorkspace,
+) -> None:
+    """ "What time does the backup run?" in Korean, of the sample notes, quoted the restore
+    section (a date in it, and it follows the schedule) instead of the schedule's 02:30."""
+    answer = await ask(make_ws(), "백업은 몇 시에 돌아가?")
+    assert answer.outcome == "answered" and "02:30" in answer.answer, answer.answer
+    assert answer.citations[0].heading_path[-1] == "Schedule"

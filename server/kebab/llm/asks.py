@@ -100,12 +100,52 @@ _COUNTER_EN = re.compile(r"\bhow many ([a-z]+)", re.I)
 _KO_PARTICLE = re.compile(r"(이나|이에요|인가요|이에|에서|으로|이|가|을|를|에|로|은|는|나)$")
 
 
+# A Korean counter as a note in either language writes its number: "몇 시에 돌아가?" asked of
+# an English note is answered by `02:30` (not by the restore test's `2024-03-02`), "몇 분" by
+# "15 minutes". Longest first: `시간` before `시`.
+_KO_COUNTER_READS: dict[str, str] = {
+    "시간": r"\d\s*(?:시간|hours?\b|hrs?\b|h\b)",
+    "시": r"\b\d{1,2}:\d{2}\b|\d\s*(?:시(?!간)|[ap]\.?m\b|o'clock)",
+    "분": r"\d\s*(?:분|min(?:ute)?s?\b)",
+    "초": r"\d\s*(?:초|sec(?:ond)?s?\b|m?s\b)",
+    "일": r"\d\s*(?:일|days?\b)",
+    "주": r"\d\s*(?:주|weeks?\b)",
+    "개월": r"\d\s*(?:개월|months?\b)",
+    "달": r"\d\s*(?:달|months?\b)",
+    "년": r"\d\s*(?:년|years?\b)",
+    "번": r"\d\s*(?:번|times\b|x\b)",
+    "회": r"\d\s*(?:회|times\b|x\b)",
+}
+# What may follow a counter in its word (`시쯤`, `분마다`); "몇 시그마" counts no hours.
+_KO_AFTER_COUNTER = frozenset(
+    {"", "쯤", "까지", "부터", "마다", "정도", "이면", "면", "이야", "야"}
+)
+
+
+def shapes_wanted(question: str) -> list[re.Pattern[str]]:
+    """The shapes a unit that answers `question` holds: what it asks for (`shapes_asked`, not
+    "how do I"), and for "how many X" / "몇 X" the number of X (`counted`): "몇 시" is answered
+    by `02:30`, not by any number."""
+    count = counted(question)
+    return [*shapes_asked(question), *([count] if count is not None else [])]
+
+
 def counted(question: str) -> re.Pattern[str] | None:
     """What a "how many X" / "몇 X" question counts, as a pattern for "<number> X" (`15분`,
     `200 g`, `3 retries`): the unit holding it is the answer, not one with any number."""
     m = _COUNTER_KO.search(question)
     if m:
         word = _KO_PARTICLE.sub("", m.group(1)) or m.group(1)
+        reads = next(
+            (
+                r
+                for k, r in _KO_COUNTER_READS.items()
+                if word.startswith(k) and word[len(k) :] in _KO_AFTER_COUNTER
+            ),
+            None,
+        )
+        if reads is not None:
+            return re.compile(reads, re.I)
         return re.compile(rf"\d\s*{re.escape(word[:2])}")
     m = _COUNTER_EN.search(question)
     if m:

@@ -28,7 +28,16 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from kebab.llm import Evidence, GenerateRequest, Selection, lead
-from kebab.llm.asks import COMMAND, counted, holds, key_terms, names, parts, shapes_asked
+from kebab.llm.asks import (
+    COMMAND,
+    counted,
+    holds,
+    key_terms,
+    names,
+    parts,
+    shapes_asked,
+    shapes_wanted,
+)
 from kebab.llm.lead import Read
 from kebab.llm.quoting import as_line, render, source_line, terms_apart
 from kebab.loanwords import GLUED, glued_pattern
@@ -642,10 +651,7 @@ def _complete(question: str, unit: str, context: str = "") -> bool:
     """Whether the unit holds every kind of thing the question asks for (a number, a version, a
     flag...); False when the question asks for no particular kind (how, why: an instruction
     reads better with the sentences around it)."""
-    wants = shapes_asked(question)  # not "how do I"
-    count = counted(question)
-    if count is not None:
-        wants.append(count)
+    wants = shapes_wanted(question)  # not "how do I"
     if not wants or not all(holds(shape, unit) for shape in wants):
         return False
     # ...about the question's own subject ("16" in "PostgreSQL 16 runs on nas01" is no port)

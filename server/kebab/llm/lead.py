@@ -18,7 +18,7 @@ import math
 import msgspec
 
 from kebab.llm import Evidence
-from kebab.llm.asks import WANTS, holds, key_terms, shapes_asked
+from kebab.llm.asks import WANTS, counted, holds, key_terms, shapes_asked
 from kebab.text import is_fix, is_symptom
 from kebab.units import is_block
 
@@ -119,6 +119,11 @@ def table(question: str, s: Read) -> dict[int, dict[str, float]]:
     b = max(here or range(len(s.found)), key=lambda i: (weighted[i], -i))
     top = s.found[b][0]
     shapes = shapes_asked(question)
+    # "몇 시에 돌아가?": the passage with a clock time (`02:30`), not any number (the restore
+    # test's `2024-03-10`), when some passage holds what the question counts
+    count = counted(question)
+    if count is not None and any(holds(count, u) for _, u in s.found):
+        shapes.append(count)
     how = bool(WANTS[-1][0].search(question))
     names = [t.lower() for t in key_terms(question)]
     out: dict[int, dict[str, float]] = {}
