@@ -260,6 +260,18 @@ async def test_a_question_with_a_word_no_note_holds_is_not_answered_by_a_quote_f
     assert outcome.after_quoting(near, wordless_cos=0.5) == "answered"
 
 
+async def test_a_korean_question_naming_an_english_notes_dish_as_it_sounds_is_not_refused(
+    make_ws: MakeWorkspace,
+) -> None:
+    """ "What goes into shakshuka?" in Korean (`샥슈카`, as the word sounds) of the sample
+    notes: search finds the note by the loanword, and weak in meaning across the languages, the
+    question held none of its words by its Korean bigrams alone: it was not answered at all."""
+    answer = await ask(make_ws(), "샥슈카에 뭐 들어가?")
+    assert answer.outcome != "not_answered", answer.refusal_text
+    found = answer.citations or answer.candidates
+    assert found and found[0].path == "cooking/shakshuka.md"
+
+
 def test_the_share_of_a_question_no_note_holds_counts_its_content_words() -> None:
     question = "How long should croissant dough rest in the fridge?"
     share = outcome.unknown_share(question, ["croissant", "dough", "rest"])

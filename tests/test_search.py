@@ -436,3 +436,27 @@ def test_a_question_that_describes_a_problem_finds_the_fix_in_the_same_note(
         ("docker/cache.md", "Problem"),
         ("docker/cache.md", "Fix"),
     ], [(h.path, h.heading_path) for h in hits]
+
+
+def test_a_loanword_pattern_reads_korean_spelling_rules_and_stemming():
+    """One l between vowels is written ㄹㄹ (`릴리즈` release), and the index keeps `postgres`
+    as `postgr`: the vowel before a closing 스 may go with it (`포스트그레스`)."""
+    from kebab.loanwords import latin_pattern
+    from kebab.text import latin_terms
+
+    pairs = {"릴리즈": "release", "갤러리": "gallery", "포스트그레스": "postgres", "젠킨스": "jenkins"}
+    for korean, english in pairs.items():
+        pattern = latin_pattern(korean)
+        assert pattern is not None and re.fullmatch(pattern, latin_terms(english)[0]), korean
+    assert not re.fullmatch(latin_pattern("릴리즈") or "", "rerelease")
+
+
+def test_a_korean_question_holds_its_words_as_an_english_note_writes_them():
+    """What the gate reads as the question's words in a passage: a Korean question over an
+    English note holds them through the glossary and read as loanwords, as search found it."""
+    from kebab.search import term_coverage
+
+    text = "# Shakshuka\n\n## Ingredients\n\n- 4 eggs\n- 1 can crushed tomatoes"
+    assert term_coverage("샥슈카 재료가 뭐야?", text) >= 0.5
+    assert term_coverage("김치찌개 재료가 뭐야?", text) < term_coverage("샥슈카 재료가 뭐야?", text)
+    assert term_coverage("What goes into shakshuka?", text) > 0.0

@@ -71,6 +71,7 @@ _FINAL = {
     21: "(ng|n)",  # ㅇ
 }
 _BARE = 18  # ㅡ, the vowel Korean adds to a consonant English says without one
+_RIEUL, _RIEUL_FINAL = 5, 8  # ㄹ as an initial, as a final
 _SYLLABLES = re.compile(r"^[\uac00-\ud7a3]{2,6}$")
 
 
@@ -80,19 +81,27 @@ def latin_pattern(word: str) -> str | None:
     off) may be a loanword of; None for a word that is not all Hangul."""
     if not _SYLLABLES.match(word):
         return None
-    parts = []
-    for ch in word:
-        code = ord(ch) - 0xAC00
-        initial, vowel, final = code // 588, (code % 588) // 28, code % 28
+    jamo = [divmod(ord(ch) - 0xAC00, 588) for ch in word]
+    sounds = [(i, *divmod(rest, 28)) for i, rest in jamo]  # (initial, vowel, final)
+    parts: list[tuple[str, str, str]] = []
+    for k, (initial, vowel, final) in enumerate(sounds):
         # a final consonant may carry the silent e English writes after it (time 타임, file 파일)
         coda = _FINAL[final] + "e?" if final in _FINAL else ""
-        parts.append(_INITIAL[initial] + _VOWEL[vowel] + coda)
+        # one l between vowels is written ㄹㄹ (릴리스 release, 갤러리 gallery): the next
+        # syllable's ㄹ spells it
+        if final == _RIEUL_FINAL and k + 1 < len(sounds) and sounds[k + 1][0] == _RIEUL:
+            coda = ""
+        parts.append((_INITIAL[initial], _VOWEL[vowel], coda))
     # The last syllables the index's stemming cuts off (`kubernetes` is kept as `kubernet`):
-    # a closing 스, 즈, 트 of no vowel of its own may be missing from the term.
+    # a closing 스, 즈, 트 of no vowel of its own may be missing from the term, and with it the
+    # vowel before it, when that ends the word (`postgres` is kept as `postgr`, 포스트그레스).
     tail = ""
-    while len(parts) > 2 and (ord(word[len(parts) - 1]) - 0xAC00) % 588 // 28 == _BARE:
-        tail = f"({parts.pop()}{tail})?"
-    return "".join(parts) + tail
+    while len(parts) > 2 and sounds[len(parts) - 1][1] == _BARE:
+        tail = f"({''.join(parts.pop())}{tail})?"
+    if tail and not parts[-1][2]:
+        initial, vowel, _ = parts[-1]
+        parts[-1] = (initial, f"{vowel}?", "")
+    return "".join("".join(p) for p in parts) + tail
 
 
 # A word written half in Hangul, half in Latin letters: `마리아DB`, `몽고DB`, `노드JS`.

@@ -18,6 +18,7 @@ and for eval.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -28,8 +29,18 @@ from kebab.errors import NothingMatches
 from kebab.filters import Filters, from_question
 from kebab.filters import scoped as scoped_by
 from kebab.index import Index, embedding_text
+from kebab.lexicon import english_for
+from kebab.loanwords import latin_pattern
 from kebab.model import AskRequest, Chunk, Hit, SearchMode
-from kebab.text import coverage, is_korean, query_words, terms_of
+from kebab.text import (
+    coverage,
+    is_korean,
+    korean_query_words,
+    latin_terms,
+    query_terms,
+    query_words,
+    terms_of,
+)
 from kebab.units import is_asking, is_navigation, only_kebab_answers
 
 
@@ -368,8 +379,27 @@ def _min_max(scores: dict[int, float]) -> dict[int, float]:
 
 
 def term_coverage(question: str, text: str) -> float:
-    """Share of the question's content words that occur in `text` (0..1), any script."""
-    return coverage(query_words(question), terms_of(text))
+    """Share of the question's content words that occur in `text` (0..1), any script. A Korean
+    question's words count too as an English text holds them: through the glossary (`보관` as
+    retention), or read as the loanword they sound like (`샥슈카` as shakshuka, the way search
+    found the passage). Read by Korean words alone, a Korean question over English notes held
+    none of its words, and with a weak match in meaning it was not answered at all."""
+    have = terms_of(text)
+    plain = coverage(query_words(question), have)
+    if not is_korean(question) or plain == 1.0:
+        return plain
+    latin, _ = query_terms(question)
+    held = sum(t in have for t in latin)
+    words = korean_query_words(question).split()
+    for w in words:
+        english = english_for(w)
+        sounds = None if english else latin_pattern(w)
+        if english:
+            held += any(t in have for t in latin_terms(" ".join(english)))
+        elif sounds is not None:
+            held += any(re.fullmatch(sounds, t) for t in have if t.isascii())
+    across = held / (len(latin) + len(words)) if latin or words else 0.0
+    return max(plain, across)
 
 
 def _hit(
