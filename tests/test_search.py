@@ -444,7 +444,12 @@ def test_a_loanword_pattern_reads_korean_spelling_rules_and_stemming():
     from kebab.loanwords import latin_pattern
     from kebab.text import latin_terms
 
-    pairs = {"릴리즈": "release", "갤러리": "gallery", "포스트그레스": "postgres", "젠킨스": "jenkins"}
+    pairs = {
+        "릴리즈": "release",
+        "갤러리": "gallery",
+        "포스트그레스": "postgres",
+        "젠킨스": "jenkins",
+    }
     for korean, english in pairs.items():
         pattern = latin_pattern(korean)
         assert pattern is not None and re.fullmatch(pattern, latin_terms(english)[0]), korean

@@ -99,8 +99,8 @@ def latin_pattern(word: str) -> str | None:
     while len(parts) > 2 and sounds[len(parts) - 1][1] == _BARE:
         tail = f"({''.join(parts.pop())}{tail})?"
     if tail and not parts[-1][2]:
-        initial, vowel, _ = parts[-1]
-        parts[-1] = (initial, f"{vowel}?", "")
+        onset, nucleus, _ = parts[-1]
+        parts[-1] = (onset, f"{nucleus}?", "")
     return "".join("".join(p) for p in parts) + tail
 
 
