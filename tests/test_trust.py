@@ -947,9 +947,11 @@ def test_a_korean_counter_reads_as_an_english_note_writes_its_number(
 
 
 def test_a_word_that_starts_like_a_counter_counts_nothing_of_it() -> None:
-    """ "몇 시그마" asks how many sigma, not what time."""
+    """ "몇 시그마" asks how many sigma, not what time; "포트 몇 번" which port, not how many
+    times."""
     count = counted("정규분포로 치면 몇 시그마야?")
     assert count is None or not holds(count, "runs every day at 02:30")
+    assert counted("로컬 DB 포트 몇 번이야?") is None
 
 
 async def test_a_korean_question_on_when_a_job_runs_is_answered_by_its_time(

@@ -116,6 +116,7 @@ _KO_COUNTER_READS: dict[str, str] = {
     "번": r"\d\s*(?:번|times\b|x\b)",
     "회": r"\d\s*(?:회|times\b|x\b)",
 }
+_NUMBERED = re.compile(r"(포트|port|번호)\s*몇\s*번", re.I)
 # What may follow a counter in its word (`시쯤`, `분마다`); "몇 시그마" counts no hours.
 _KO_AFTER_COUNTER = frozenset(
     {"", "쯤", "까지", "부터", "마다", "정도", "이면", "면", "이야", "야"}
@@ -134,6 +135,8 @@ def counted(question: str) -> re.Pattern[str] | None:
     """What a "how many X" / "몇 X" question counts, as a pattern for "<number> X" (`15분`,
     `200 g`, `3 retries`): the unit holding it is the answer, not one with any number."""
     m = _COUNTER_KO.search(question)
+    if m and _NUMBERED.search(question):  # "포트 몇 번이야?": which port, not how many times
+        return None
     if m:
         word = _KO_PARTICLE.sub("", m.group(1)) or m.group(1)
         reads = next(
