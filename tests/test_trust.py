@@ -962,3 +962,21 @@ async def test_a_korean_question_on_when_a_job_runs_is_answered_by_its_time(
     answer = await ask(make_ws(), "백업은 몇 시에 돌아가?")
     assert answer.outcome == "answered" and "02:30" in answer.answer, answer.answer
     assert answer.citations[0].heading_path[-1] == "Schedule"
+
+
+@pytest.mark.parametrize(
+    ("question", "section", "fact"),
+    [
+        ("백업 보관 정책이 어떻게 돼?", "Retention policy", "--keep-daily"),
+        ("nginx 인증서 갱신은 어떻게 해?", "Certificates", "certbot.timer"),
+    ],
+)
+async def test_everyday_korean_ops_words_find_the_english_section(
+    make_ws: MakeWorkspace, question: str, section: str, fact: str
+) -> None:
+    """`보관 정책` (retention policy) and `갱신` (renewal) are everyday words of operations
+    notes: without them in the glossary, the Korean questions quoted the restore steps and the
+    site config of the sample notes."""
+    answer = await ask(make_ws(), question)
+    assert answer.outcome == "answered" and fact in answer.answer, answer.answer
+    assert answer.citations[0].heading_path[-1] == section
