@@ -397,7 +397,9 @@ def term_coverage(question: str, text: str) -> float:
         if english:
             held += any(t in have for t in latin_terms(" ".join(english)))
         elif sounds is not None:
-            held += any(re.fullmatch(sounds, t) for t in have if t.isascii())
+            # a term of four letters or more: an everyday word read as sounds matches short
+            # ones by chance (`없이` as "ai", `안에` as "ane")
+            held += any(re.fullmatch(sounds, t) for t in have if t.isascii() and len(t) >= 4)
     across = held / (len(latin) + len(words)) if latin or words else 0.0
     return max(plain, across)
 
