@@ -935,6 +935,7 @@ def test_a_second_part_is_quoted_from_where_it_is_answered(
         ("몇 분 끓여?", "simmer for 15 minutes", "serves 4"),
         ("몇 시간 걸려?", "about 5 hours", "at 24 °C"),
         ("하루에 몇 번 돌려?", "3 times a day", "2 cups"),
+        ("수분율이 몇 퍼센트였지?", "Hydration is 75%", "450 g of flour"),
     ],
 )
 def test_a_korean_counter_reads_as_an_english_note_writes_its_number(

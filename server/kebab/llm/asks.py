@@ -115,11 +115,14 @@ _KO_COUNTER_READS: dict[str, str] = {
     "년": r"\d\s*(?:년|years?\b)",
     "번": r"\d\s*(?:번|times\b|x\b)",
     "회": r"\d\s*(?:회|times\b|x\b)",
+    "퍼센트": r"\d\s*(?:퍼센트|%|percent\b)",
+    "프로": r"\d\s*(?:프로|%|percent\b)",
 }
 _NUMBERED = re.compile(r"(포트|port|번호)\s*몇\s*번", re.I)
-# What may follow a counter in its word (`시쯤`, `분마다`); "몇 시그마" counts no hours.
-_KO_AFTER_COUNTER = frozenset(
-    {"", "쯤", "까지", "부터", "마다", "정도", "이면", "면", "이야", "야"}
+# What may follow a counter in its word (`시쯤`, `분마다`, `퍼센트였지`): a postposition or the
+# copula; "몇 시그마" counts no hours.
+_KO_AFTER_COUNTER = re.compile(
+    r"(쯤|까지|부터|마다|정도|에)?(이?면|이?야|이?었\w*|였\w*|인\w*|일\w*|이?에요)?"
 )
 
 
@@ -143,7 +146,7 @@ def counted(question: str) -> re.Pattern[str] | None:
             (
                 r
                 for k, r in _KO_COUNTER_READS.items()
-                if word.startswith(k) and word[len(k) :] in _KO_AFTER_COUNTER
+                if word.startswith(k) and _KO_AFTER_COUNTER.fullmatch(word[len(k) :])
             ),
             None,
         )

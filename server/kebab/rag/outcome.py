@@ -247,8 +247,8 @@ def after_answering(grounded: bool, refusal: RefusalReason | None, found: bool) 
 def closest_words(question: str) -> str:
     """The plain sentence over the passages of a `closest` outcome."""
     if is_korean(question):
-        return "가장 가까운 구절들이지만, 이 질문에 답하는지는 확실하지 않습니다."
-    return "These are the closest passages; they may not answer the question."
+        return "아래 구절이 이 질문에 답하는지는 확실하지 않습니다."
+    return "The passages below may not answer the question."
 
 
 def closest_text(question: str, unknown: list[str]) -> str:
