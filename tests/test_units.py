@@ -385,3 +385,14 @@ def test_an_image_with_an_attribute_list_states_nothing() -> None:
     # links with a line break between them: a troubleshooting note's references, no answer
     assert units_mod.is_wordless("[참고자료](https://a.io/x) <br /> [참고자료22](https://b.io/y)")
     assert not units_mod.is_wordless("[참고자료](https://a.io/x) <br> 재부팅하면 된다")
+
+
+def test_a_label_over_links_is_a_pointer_not_a_statement() -> None:
+    """ "관련: [[deploy-process]]" was quoted as a line of an answer (a reader of the sample
+    notes): a short label and links point elsewhere and state nothing."""
+    assert units_mod.is_wordless("관련: [[deploy-process]]")
+    assert units_mod.is_wordless("See also: [[backup]], [[postgres]]")
+    assert units_mod.is_wordless("More information: [MDN guide](https://developer.mozilla.org/x)")
+    assert not units_mod.is_wordless("See [[backup]] for the restore steps.")
+    assert not units_mod.is_wordless("Note: restart [[nginx]] after editing.")
+    assert not units_mod.is_wordless("Port: 5433")

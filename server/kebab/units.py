@@ -459,7 +459,14 @@ def is_wordless(unit: str) -> bool:
     links (`[참고자료](…) <br /> [참고자료22](…)`, quoted as a troubleshooting answer's first
     line)."""
     bare = IMAGE.sub(" ", ATTRIBUTE_LIST.sub(" ", BREAK_TAG.sub(" ", LIST_ITEM.sub("", unit))))
+    # a label over links is a pointer, not a statement ("관련: [[deploy-process]]", "See also:
+    # [[backup]]"), quoted as an answer's line by itself
+    bare = POINTER_LABEL.sub("", bare.strip(), count=1)
     return bool(LINKS_ONLY.match(bare.strip() or "-"))
+
+
+# A short label ending in a colon, before what it points at: "Related:", "See also:", "관련:".
+POINTER_LABEL = re.compile(r"^(?:[^\W\d_][\w'-]*\s?){1,3}:\s")
 
 
 def _balanced(text: str) -> bool:
