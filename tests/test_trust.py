@@ -214,6 +214,9 @@ async def test_a_mood_word_is_never_named_as_what_the_notes_lack(notes_ws: Works
     why = answer.refusal_text or ""
     assert "Grafana" in why
     assert "weird" not in why and "annoying" not in why
+    best = await ask(notes_ws, "What's the best way to grill a ribeye steak?")
+    why = best.refusal_text or ""
+    assert not best.grounded and "ribeye" in why and "best" not in why, why
 
 
 async def test_a_word_before_a_full_stop_is_named_without_it(notes_ws: Workspace) -> None:

@@ -51,6 +51,7 @@ MOOD_WORDS = frozenset(
         "weird weirdly strange strangely odd oddly annoying annoyingly annoyed funny pointless "
         "silly stupid dumb crazy confusing confused frustrating frustrated painful tedious "
         "ugly nice cool awesome great terrible horrible awful bad worse worst nasty messy "
+        "good better best "
         "cryptic mysterious mysteriously random randomly sudden suddenly basically actually "
         "really honestly literally seriously totally kinda sorta somehow anyway anyways "
         "stuff thing things something someone somewhere whatever whatsoever lol ugh hmm "
