@@ -272,11 +272,12 @@ def refusal_words(
     code in `refusal_reason` is for tools. In the question's language."""
     ko = is_korean(question)
     if reason == "score_gate" and unknown:
-        # The names say what the notes lack ("Grafana"); how the asker put it ("finally",
-        # "add") only when nothing else is missing.
+        # The names and the things asked about say what the notes lack ("TLS, kubernetes,
+        # ingress": naming TLS alone read as if the rest were there); how the asker put it
+        # ("finally", "add") only when nothing else is missing.
+        named = [w for w in unknown if is_name(w, question)]
         words = ", ".join(
-            [w for w in unknown if is_name(w, question)]
-            or [w for w in unknown if not is_phrasing(w, question)]
+            named + [w for w in unknown if w not in named and not is_phrasing(w, question)]
             or unknown
         )
         return f"노트에 나오지 않는 말: {words}." if ko else f"The notes never mention: {words}."
