@@ -21,7 +21,7 @@ from kebab.llm.asks import WANTS, counted, holds, parts
 from kebab.llm.extractive import Extractive
 from kebab.loanwords import glued_pattern
 from kebab.rag import outcome
-from kebab.text import latin_terms, platforms
+from kebab.text import latin_terms, loanword_words, platforms
 from kebab.workspace import Workspace
 from llm_server import ask
 
@@ -222,8 +222,9 @@ async def test_a_mood_word_is_never_named_as_what_the_notes_lack(notes_ws: Works
 async def test_a_word_before_a_full_stop_is_named_without_it(notes_ws: Workspace) -> None:
     answer = await ask(notes_ws, "I finally set up Grafana. How do I add a panel to a dashboard?")
     assert not answer.grounded
-    # the name the notes lack, not how the question was put ("finally", "add")
-    assert answer.refusal_text == "The notes never mention: Grafana."
+    # the name and the things asked about the notes lack, not how the question was put
+    # ("finally", "add")
+    assert answer.refusal_text == "The notes never mention: Grafana, panel, dashboard."
 
 
 async def test_a_name_in_a_korean_question_is_checked_like_one_in_english(
@@ -984,3 +985,18 @@ async def test_everyday_korean_ops_words_find_the_english_section(
     answer = await ask(make_ws(), question)
     assert answer.outcome == "answered" and fact in answer.answer, answer.answer
     assert answer.citations[0].heading_path[-1] == section
+
+
+async def test_a_korean_question_naming_a_tool_as_it_sounds_is_not_answered_from_another(
+    make_ws: MakeWorkspace,
+) -> None:
+    """ "나스 포스트그레스 포트 몇 번?" (the postgres port on the NAS) of the sample notes was
+    answered with the SSH config's `Port 2222`: `포트` was the one word the glossary translates,
+    so the SSH unit held "all" of the question. `포스트그레스` is read as the `postgr` the
+    evidence spells, and a unit without it does not hold the question."""
+    answer = await ask(make_ws(), "나스 포스트그레스 포트 몇 번?")
+    assert not (answer.grounded and "2222" in answer.answer), answer.answer
+    words = loanword_words(
+        "포스트그레스 커서 안에 포트", frozenset({"postgr", "cursor", "ane", "port"})
+    )
+    assert words == [frozenset({"postgr"})]  # not the everyday `커서` (cursor) or `안에`

@@ -58,6 +58,7 @@ from kebab.text import (
     is_phrasing,
     is_symptom,
     latin_terms,
+    loanword_words,
     platforms,
     query_words,
     terms_of,
@@ -499,6 +500,12 @@ class Extractive:
         cos = self._cosines(question, found)
         words = query_words(question)
         other = translated_words(question)  # read against units in the other language
+        # ... and, by an English unit, the longer loanwords the evidence spells in English
+        # (`나스 포스트그레스 포트 몇 번?` was held whole by `Port 2222` of the SSH config:
+        # `port` was its one translated word)
+        loans = other + loanword_words(
+            question, frozenset().union(*(terms_of(u) for _, u in found))
+        )
         wants = shapes_asked(question, how=True)
         names = [t.lower() for t in key_terms(question)]
         count = counted(question)
@@ -507,8 +514,9 @@ class Extractive:
         for (ev, unit), c in zip(found, cos, strict=True):
             have = terms_of(unit)
             cover = coverage(words, have, context[ev.marker])
-            if other:
-                cover = max(cover, coverage(other, have, context[ev.marker]))
+            across = other if is_korean(unit) else loans
+            if across:
+                cover = max(cover, coverage(across, have, context[ev.marker]))
             prior = PRIOR * ev.score  # how sure retrieval is of the passage
             fits = 0.08 * sum(_fit(shape, unit) for shape in wants) / max(len(wants), 1)
             # The question's own identifiers (`max_age`, `root_path_in_servers`) in the unit
