@@ -454,6 +454,8 @@ def test_a_loanword_pattern_reads_korean_spelling_rules_and_stemming():
         pattern = latin_pattern(korean)
         assert pattern is not None and re.fullmatch(pattern, latin_terms(english)[0]), korean
     assert not re.fullmatch(latin_pattern("릴리즈") or "", "rerelease")
+    assert not re.fullmatch(latin_pattern("마우스") or "", "mas")  # only an e goes with -s
+    assert re.fullmatch(latin_pattern("마우스") or "", "mous")
 
 
 def test_a_korean_question_holds_its_words_as_an_english_note_writes_them():

@@ -396,3 +396,7 @@ def test_a_label_over_links_is_a_pointer_not_a_statement() -> None:
     assert not units_mod.is_wordless("See [[backup]] for the restore steps.")
     assert not units_mod.is_wordless("Note: restart [[nginx]] after editing.")
     assert not units_mod.is_wordless("Port: 5433")
+    # a label that is no pointer states a fact by its link
+    assert not units_mod.is_wordless("Owner: [[alice]]")
+    assert not units_mod.is_wordless("Runs on: [[nas01]]")
+    assert not units_mod.is_wordless("담당자: [[김철수]]")

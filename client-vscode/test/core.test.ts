@@ -317,6 +317,8 @@ describe("the panel", () => {
     // read without the filter words at its start, as the server reads it
     assert.equal(questionLang("path:infra/ #ops status=draft tag:x 백업은?"), "ko");
     assert.equal(questionLang("#ops reviewed>=2024-01-01 when is the backup?"), "en");
+    assert.equal(questionLang("#!/bin/bash a b c 배포"), "en"); // a shebang is no tag
+    assert.equal(questionLang("분류=운영 a b c d e f 배포"), "en"); // a Korean key filters too
     assert.equal(questionLang(""), "en");
     const waiting = turnView({ id: 1, question: "김치찌개에 설탕은 언제 넣나요?", state: "waiting", streamed: "" });
     assert.equal(waiting.lang, "ko");

@@ -72,6 +72,7 @@ _FINAL = {
 }
 _BARE = 18  # ㅡ, the vowel Korean adds to a consonant English says without one
 _RIEUL, _RIEUL_FINAL = 5, 8  # ㄹ as an initial, as a final
+_E_VOWELS = (1, 5)  # ㅐ, ㅔ: the e of an -es the index's stemming cuts off
 _SYLLABLES = re.compile(r"^[\uac00-\ud7a3]{2,6}$")
 
 
@@ -93,12 +94,12 @@ def latin_pattern(word: str) -> str | None:
             coda = ""
         parts.append((_INITIAL[initial], _VOWEL[vowel], coda))
     # The last syllables the index's stemming cuts off (`kubernetes` is kept as `kubernet`):
-    # a closing 스, 즈, 트 of no vowel of its own may be missing from the term, and with it the
-    # vowel before it, when that ends the word (`postgres` is kept as `postgr`, 포스트그레스).
+    # a closing 스, 즈, 트 of no vowel of its own may be missing from the term, and with it an
+    # e before it (`postgres` is kept as `postgr`, 포스트그레스; not 마우스 as `mas`).
     tail = ""
     while len(parts) > 2 and sounds[len(parts) - 1][1] == _BARE:
         tail = f"({''.join(parts.pop())}{tail})?"
-    if tail and not parts[-1][2]:
+    if tail and not parts[-1][2] and sounds[len(parts) - 1][1] in _E_VOWELS:
         onset, nucleus, _ = parts[-1]
         parts[-1] = (onset, f"{nucleus}?", "")
     return "".join("".join(p) for p in parts) + tail

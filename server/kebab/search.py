@@ -18,7 +18,6 @@ and for eval.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -30,13 +29,13 @@ from kebab.filters import Filters, from_question
 from kebab.filters import scoped as scoped_by
 from kebab.index import Index, embedding_text
 from kebab.lexicon import english_for
-from kebab.loanwords import latin_pattern
 from kebab.model import AskRequest, Chunk, Hit, SearchMode
 from kebab.text import (
     coverage,
     is_korean,
     korean_query_words,
     latin_terms,
+    loanword_words,
     query_terms,
     query_words,
     terms_of,
@@ -389,19 +388,14 @@ def term_coverage(question: str, text: str) -> float:
     if not is_korean(question) or plain == 1.0:
         return plain
     latin, _ = query_terms(question)
-    held = sum(t in have for t in latin)
     words = korean_query_words(question).split()
-    for w in words:
-        english = english_for(w)
-        sounds = None if english else latin_pattern(w)
-        if english:
-            held += any(t in have for t in latin_terms(" ".join(english)))
-        elif sounds is not None:
-            # a term of four letters or more: an everyday word read as sounds matches short
-            # ones by chance (`없이` as "ai", `안에` as "ane")
-            held += any(re.fullmatch(sounds, t) for t in have if t.isascii() and len(t) >= 4)
-    across = held / (len(latin) + len(words)) if latin or words else 0.0
-    return max(plain, across)
+    if not latin and not words:
+        return plain
+    held = sum(t in have for t in latin)
+    glossed = [en for w in words if (en := english_for(w))]
+    held += sum(any(t in have for t in latin_terms(" ".join(en))) for en in glossed)
+    held += len(loanword_words(question, have))  # the longer words, read as loanwords
+    return max(plain, held / (len(latin) + len(words)))
 
 
 def _hit(

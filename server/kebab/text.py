@@ -324,23 +324,31 @@ def translated_words(question: str) -> list[frozenset[str]]:
     return [frozenset(cjk_terms(word)) for word in korean_for(latin, latin_terms)]
 
 
-def loanword_words(question: str, held: AbstractSet[str]) -> list[frozenset[str]]:
+def loanword_reads(question: str) -> list[tuple[str, re.Pattern[str]]]:
     """A Korean question's longer words the glossary has no English for (three syllables or
-    more: `포스트그레스`, `쿠버네티스`), each as the Latin terms of `held` (the evidence's, four
-    letters or more) it reads as (`loanwords.latin_pattern`: `postgr`). A name the evidence
-    spells in English is asked, and an English unit that lacks it does not hold it. Shorter
-    words, and words no term reads as, are left out: everyday words read as sounds match
-    Latin terms by chance (`커서` cursor, `안에`)."""
+    more: `포스트그레스`, `쿠버네티스`), each with the pattern of the Latin terms it may be a
+    loanword of (`loanwords.latin_pattern`). Shorter words are left out: everyday words read as
+    sounds match Latin terms by chance (`커서` cursor, `여러` error, `안에`)."""
     if not is_korean(question):
         return []
-    latin = [t for t in held if t.isascii() and len(t) >= 4]
     out = []
     for word in korean_query_words(question).split():
         sounds = None if len(word) < 3 or english_for(word) else latin_pattern(word)
         if sounds is not None:
-            pattern = re.compile(sounds)
-            if found := frozenset(t for t in latin if pattern.fullmatch(t)):
-                out.append(found)
+            out.append((word, re.compile(sounds)))
+    return out
+
+
+def loanword_words(question: str, held: AbstractSet[str]) -> list[frozenset[str]]:
+    """The question's `loanword_reads` as the Latin terms of `held` (the evidence's, four
+    letters or more) they read as: a name the evidence spells in English (`포스트그레스` as
+    `postgr`) is asked, and an English unit that lacks it does not hold it. A word no term
+    reads as is left out."""
+    latin = [t for t in held if t.isascii() and len(t) >= 4]
+    out = []
+    for _, pattern in loanword_reads(question):
+        if found := frozenset(t for t in latin if pattern.fullmatch(t)):
+            out.append(found)
     return out
 
 

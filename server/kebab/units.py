@@ -452,21 +452,25 @@ def _quotable(unit: str) -> bool:
     return not unit.rstrip("~*_ ").endswith("?") and "?~~" not in unit
 
 
+# A label that points elsewhere, before what it points at: "See also:", "Related:", "관련:".
+# Only such words: "Owner: [[alice]]", "Runs on: [[nas01]]" state a fact by their link.
+POINTER_LABEL = re.compile(
+    r"^(?:see(?: also)?|related(?: notes?)?|more(?: information| info)?|further reading|"
+    r"references?|links?|sources?|관련(?: ?문서| ?노트)?|참고(?: ?자료| ?문서)?|출처|더 보기)\s?:\s",
+    re.I,
+)
+
+
 def is_wordless(unit: str) -> bool:
-    """A unit of nothing but images and links (a list item holding a screenshot): it stays a
-    unit, so stored unit vectors keep their rows, but it states nothing to quote. An image's
+    """A unit of nothing but images and links (a list item holding a screenshot), or links
+    under a label that points elsewhere ("관련: [[deploy-process]]", `POINTER_LABEL`): it stays
+    a unit, so stored unit vectors keep their rows, but it states nothing to quote. An image's
     attribute list (`{ loading=lazy }`) is styling, not words, and so is a line break between
     links (`[참고자료](…) <br /> [참고자료22](…)`, quoted as a troubleshooting answer's first
     line)."""
     bare = IMAGE.sub(" ", ATTRIBUTE_LIST.sub(" ", BREAK_TAG.sub(" ", LIST_ITEM.sub("", unit))))
-    # a label over links is a pointer, not a statement ("관련: [[deploy-process]]", "See also:
-    # [[backup]]"), quoted as an answer's line by itself
     bare = POINTER_LABEL.sub("", bare.strip(), count=1)
     return bool(LINKS_ONLY.match(bare.strip() or "-"))
-
-
-# A short label ending in a colon, before what it points at: "Related:", "See also:", "관련:".
-POINTER_LABEL = re.compile(r"^(?:[^\W\d_][\w'-]*\s?){1,3}:\s")
 
 
 def _balanced(text: str) -> bool:

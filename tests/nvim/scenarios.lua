@@ -706,6 +706,8 @@ function S.render()
       "“배포” … 언제？ 😀 ok",
       "path:infra/ #ops status=draft tag:x 백업은?", -- Korean, once its filter words are off
       "#ops reviewed>=2024-01-01 when is the backup?",
+      "#!/bin/bash a b c 배포", -- a shebang is no tag: English by its five words
+      "분류=운영 a b c d e f 배포", -- a Korean key filters too
       "",
     }) do
       out.question_langs[#out.question_langs + 1] = { q, ui.question_lang(q) }

@@ -159,8 +159,8 @@ local function without_filters(question)
   local words = vim.split(vim.trim(question), "%s+", { trimempty = true })
   local used = 0
   for _, w in ipairs(words) do
-    local filter = w:match("^#[^%s%d]") or w:match("^path:%S+$") or w:match("^tag:%S+$")
-      or w:match("^[%w_%.%-]+[!<>]?=[^=]")
+    local filter = w:match("^#[%a_\128-\255][%w_/%-\128-\255]*$") or w:match("^path:%S+$")
+      or w:match("^tag:%S+$") or w:match("^[%w_%.%-\128-\255]+[!<>]?=[^=]")
     if not filter then
       break
     end

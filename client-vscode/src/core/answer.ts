@@ -150,7 +150,7 @@ export function questionLang(question: string): Lang {
 
 // A filter word at the start of a question (server/kebab/filters.py): `#ops`, `path:infra/`,
 // `tag:x`, `status=draft`, `reviewed>=2024-01-01`.
-const FILTER_WORD = /^(#[^\s\d]\S*|(path|tag):\S+|[\w.-]+(!=|>=|<=|=)(?!=)\S+)$/u;
+const FILTER_WORD = /^(#[\p{L}_][\p{L}\p{N}_/-]*|(path|tag):\S+|[\p{L}\p{N}_.-]+(!=|>=|<=|=)(?!=)\S+)$/u;
 
 /** The question without the filter words at its start (all of it when it is nothing else). */
 function withoutFilters(question: string): string {

@@ -43,9 +43,14 @@ export function renderMarkdown(markdown: string): string {
   return md.render(markdown);
 }
 
+/** A turn's language: its answer's (answer.v1 `lang`), the question's until it arrives. */
+function turnLang(t: Turn): Lang {
+  return t.answer ? answerLang(t.answer) : questionLang(t.question);
+}
+
 /** What the webview shows for one turn. */
 export function turnView(t: Turn): TurnView {
-  const lang = t.answer ? answerLang(t.answer) : questionLang(t.question);
+  const lang = turnLang(t);
   const said = WORDS[lang];
   let markdown: string;
   if (t.answer) {
@@ -93,7 +98,7 @@ export function resetMessages(turns: readonly Turn[]): ToWebview[] {
 function threadMessage(turns: readonly Turn[]): ToWebview {
   const followUp = followUpConversation(turns) !== undefined;
   const last = turns.at(-1);
-  const lang = last ? turnView(last).lang : "en";
+  const lang = last ? turnLang(last) : "en";
   const said = WORDS[lang];
   return {
     type: "thread", followUp, lang, button: said.askButton,

@@ -118,12 +118,32 @@ _KO_COUNTER_READS: dict[str, str] = {
     "퍼센트": r"\d\s*(?:퍼센트|%|percent\b)",
     "프로": r"\d\s*(?:프로|%|percent\b)",
 }
-_NUMBERED = re.compile(r"(포트|port|번호)\s*몇\s*번", re.I)
+# "포트는 몇 번이야?", "몇 번 포트를 써?": which port, not how many times
+_NUMBERED = re.compile(r"(포트|port|번호)\S*\s*몇\s*번|몇\s*번\s*(포트|port)", re.I)
 # What may follow a counter in its word (`시쯤`, `분마다`, `퍼센트였지`): a postposition or the
 # copula; "몇 시그마" counts no hours.
 _KO_AFTER_COUNTER = re.compile(
     r"(쯤|까지|부터|마다|정도|에)?(이?면|이?야|이?었\w*|였\w*|인\w*|일\w*|이?에요)?"
 )
+
+
+_KO_COPULA = re.compile(r"(이?야|이?었\w*|였\w*|인\w*|일\w*|이?에요)$")
+
+
+def counted_across(question: str) -> re.Pattern[str] | None:
+    """`counted`, only where the counter reads in an English note too (`몇 시` as `02:30`, `몇
+    분` as minutes): a Korean counter of no table (`몇 개`) matches only Korean notes, whose
+    passages it would favour over the English ones that hold the answer."""
+    m = _COUNTER_KO.search(question)
+    return counted(question) if m is None or _known_counter(m.group(1)) else None
+
+
+def _known_counter(word: str) -> bool:
+    word = _KO_PARTICLE.sub("", word) or word
+    return any(
+        word.startswith(k) and _KO_AFTER_COUNTER.fullmatch(word[len(k) :])
+        for k in _KO_COUNTER_READS
+    )
 
 
 def shapes_wanted(question: str) -> list[re.Pattern[str]]:
@@ -152,7 +172,8 @@ def counted(question: str) -> re.Pattern[str] | None:
         )
         if reads is not None:
             return re.compile(reads, re.I)
-        return re.compile(rf"\d\s*{re.escape(word[:2])}")
+        counter = _KO_COPULA.sub("", word) or word  # "몇 개야?": 개, not 개야
+        return re.compile(rf"\d\s*{re.escape(counter[:2])}")
     m = _COUNTER_EN.search(question)
     if m:
         word = m.group(1).lower().rstrip("s")

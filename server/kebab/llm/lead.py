@@ -18,7 +18,7 @@ import math
 import msgspec
 
 from kebab.llm import Evidence
-from kebab.llm.asks import WANTS, counted, holds, key_terms, shapes_asked
+from kebab.llm.asks import WANTS, counted_across, holds, key_terms, shapes_asked
 from kebab.text import is_fix, is_symptom
 from kebab.units import is_block
 
@@ -121,7 +121,7 @@ def table(question: str, s: Read) -> dict[int, dict[str, float]]:
     shapes = shapes_asked(question)
     # "몇 시에 돌아가?": the passage with a clock time (`02:30`), not any number (the restore
     # test's `2024-03-10`), when some passage holds what the question counts
-    count = counted(question)
+    count = counted_across(question)
     if count is not None and any(holds(count, u) for _, u in s.found):
         shapes.append(count)
     how = bool(WANTS[-1][0].search(question))

@@ -38,13 +38,13 @@ async def answer(
         by_progress = True
         task.cancel()
 
+    said = words.lang_of(request.question)  # the answer's language, before there is one
     if token is None:
         token = await progress.server_token(ls, "kebab-ask")
     work = progress.WorkDone(ls, token, cancel_from_progress) if token is not None else None
     stream = progress.AnswerStream(work) if work is not None else None
     try:
         if work is not None:
-            said = words.lang_of(request.question)
             work.begin("kebab", folder.status_line(said), cancellable=True)
         with folder.answering():  # made from what is indexed now: indexing waits, not the answer
             if folder.indexer is not None:
@@ -65,14 +65,14 @@ async def answer(
         return result
     except asyncio.CancelledError:
         if stream is not None:
-            stream.finish(words.say(words.lang_of(request.question), "cancelled"))
+            stream.finish(words.say(said, "cancelled"))
         if by_progress:
             task.uncancel()
             raise JsonRpcRequestCancelled("cancelled before the answer started") from None
         raise
     except KebabError as e:
         if stream is not None:
-            stream.finish(words.say(words.lang_of(request.question), "failed"))
+            stream.finish(words.say(said, "failed"))
         if isinstance(e, InvalidParams | NothingMatches):  # the request's doing, not kebab's
             raise JsonRpcInvalidParams(str(e)) from None
         raise JsonRpcInternalError(str(e)) from None
