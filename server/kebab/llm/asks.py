@@ -122,12 +122,9 @@ _KO_COUNTER_READS: dict[str, str] = {
 _NUMBERED = re.compile(r"(포트|port|번호)\S*\s*몇\s*번|몇\s*번\s*(포트|port)", re.I)
 # What may follow a counter in its word (`시쯤`, `분마다`, `퍼센트였지`): a postposition or the
 # copula; "몇 시그마" counts no hours.
-_KO_AFTER_COUNTER = re.compile(
-    r"(쯤|까지|부터|마다|정도|에)?(이?면|이?야|이?었\w*|였\w*|인\w*|일\w*|이?에요)?"
-)
-
-
-_KO_COPULA = re.compile(r"(이?야|이?었\w*|였\w*|인\w*|일\w*|이?에요)$")
+_COPULA = r"(이?면|이?야|이?었\w*|였\w*|인\w*|일\w*|이?에요)"
+_KO_AFTER_COUNTER = re.compile(rf"(쯤|까지|부터|마다|정도|에)?{_COPULA}?")
+_KO_COPULA = re.compile(rf"{_COPULA}$")
 
 
 def counted_across(question: str) -> re.Pattern[str] | None:
