@@ -103,5 +103,6 @@ def say(lang: Language, key: Key, **values: object) -> str:
 def lang_of(question: str) -> Language:
     """The language an answer to `question` will be in, known before it is answered: the
     question's, without the filter words at its start (`path:infra/ #ops 백업은?` is Korean), as
-    the answer's `lang` reads it."""
+    the answer's `lang` reads it. The notes' tags are not read here, so a leading `#word` no
+    note carries is taken for a filter, where the answer keeps it as a word of the question."""
     return language(filters.from_question(question)[1])
