@@ -115,6 +115,8 @@ async def test_answers_citing_a_packed_passage_are_grounded(
         ("", 3, (False, [], [])),
         ("   ", 3, (False, [], [])),
         ("Fact [1], vec![1], [ #1 ], [#one].", 3, (False, [], [])),
+        # a link whose text looks like a marker is the note's, not a citation: an issue link
+        ("See [#11](https://github.com/o/r/issues/11). [#1]", 3, (True, [1], [])),
     ],
 )
 def test_judge(text: str, packed: int, expected: tuple[bool, list[int], list[int]]) -> None:
@@ -283,3 +285,19 @@ def test_every_reference_has_exactly_one_definition(markers: list[int], first: i
     used = list(dict.fromkeys(m for m in markers if m <= 3))
     assert labels == [f"kb-{first + i}" for i in range(len(used))]
     assert "[#" not in body
+
+
+async def test_a_quoted_issue_link_is_no_marker(make_ws: MakeWorkspace) -> None:
+    """A note that links an issue as `[#11](…)`, quoted by the extractive answerer: read as a
+    marker naming no passage, the answer ended `closest` with the quote as its text."""
+    note = (
+        "# Different steps on a schedule\n\nTo run a step only on the daily schedule, compare "
+        "`github.event.schedule` in its `if:` condition, see "
+        "[#11](https://github.com/o/r/issues/11).\n"
+    )
+    ws = make_ws(notes={"ci/schedule.md": note})
+    answer = await ask(
+        ws, "In GitHub Actions, what do I compare to run a step only on the schedule?"
+    )
+    assert answer.grounded and answer.outcome == "answered", answer.answer
+    assert "[#11](https://github.com/o/r/issues/11)" in answer.markdown

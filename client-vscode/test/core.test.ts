@@ -83,6 +83,10 @@ describe("the panel", () => {
     assert.equal(parseCitationHref("https://example.com"), undefined);
   });
 
+  it("keeps a note's issue link `[#11](…)` as a link, not a citation", () => {
+    const md = panelMarkdown(answer({ answer: "See [#11](https://github.com/o/r/issues/11) at 02:30 [#1]." }));
+    assert.ok(md.startsWith("See [#11](https://github.com/o/r/issues/11) at 02:30 [\\[1\\]]"), md);
+  });
   it("says which notes an answer was limited to", () => {
     assert.ok(!panelMarkdown(answer()).includes("Only notes matching"));
     const md = panelMarkdown(answer({ filters: "#ops path:infra/ status=draft" }));

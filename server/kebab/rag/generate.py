@@ -24,6 +24,7 @@ from pathlib import Path
 from kebab import footnotes, tokens
 from kebab.config import Config
 from kebab.errors import LLMError, WorkspaceError
+from kebab.footnotes import MARKER
 from kebab.index import Index
 from kebab.llm import (
     Evidence,
@@ -267,7 +268,7 @@ def _result(
 
 
 _WRAPPED = re.compile(r"^\s*```(?:markdown|md)?\s*\n(.*)\n```\s*$", re.DOTALL)
-_SPACED_MARKER = re.compile(r"[ \t]*\[#(\d{1,3})\]")
+_SPACED_MARKER = re.compile(r"[ \t]*" + MARKER.pattern)
 
 
 def _tidy(text: str, topic: str) -> str:
