@@ -344,9 +344,10 @@ def loanword_words(question: str, held: AbstractSet[str]) -> list[frozenset[str]
     letters or more) they read as: a name the evidence spells in English (`포스트그레스` as
     `postgr`) is asked, and an English unit that lacks it does not hold it. A word no term
     reads as is left out."""
-    latin = [t for t in held if t.isascii() and len(t) >= 4]
+    reads = loanword_reads(question)
+    latin = [t for t in held if t.isascii() and len(t) >= 4] if reads else []
     out = []
-    for _, pattern in loanword_reads(question):
+    for _, pattern in reads:
         if found := frozenset(t for t in latin if pattern.fullmatch(t)):
             out.append(found)
     return out

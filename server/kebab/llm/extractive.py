@@ -503,8 +503,10 @@ class Extractive:
         # ... and, by an English unit, the longer loanwords the evidence spells in English
         # (`나스 포스트그레스 포트 몇 번?` was held whole by `Port 2222` of the SSH config:
         # `port` was its one translated word)
-        loans = other + loanword_words(
-            question, frozenset().union(*(terms_of(u) for _, u in found))
+        loans = other + (
+            loanword_words(question, frozenset().union(*(terms_of(u) for _, u in found)))
+            if is_korean(question)  # the evidence's terms are gathered for Korean only
+            else []
         )
         wants = shapes_asked(question, how=True)
         names = [t.lower() for t in key_terms(question)]
