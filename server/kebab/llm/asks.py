@@ -132,14 +132,20 @@ def counted_across(question: str) -> re.Pattern[str] | None:
     분` as minutes): a Korean counter of no table (`몇 개`) matches only Korean notes, whose
     passages it would favour over the English ones that hold the answer."""
     m = _COUNTER_KO.search(question)
-    return counted(question) if m is None or _known_counter(m.group(1)) else None
+    return counted(question) if m is None or _counter_read(m.group(1)) else None
 
 
-def _known_counter(word: str) -> bool:
+def _counter_read(word: str) -> str | None:
+    """How notes in either language write the number a Korean counter word counts
+    (`_KO_COUNTER_READS`), or None for a counter of no table."""
     word = _KO_PARTICLE.sub("", word) or word
-    return any(
-        word.startswith(k) and _KO_AFTER_COUNTER.fullmatch(word[len(k) :])
-        for k in _KO_COUNTER_READS
+    return next(
+        (
+            r
+            for k, r in _KO_COUNTER_READS.items()
+            if word.startswith(k) and _KO_AFTER_COUNTER.fullmatch(word[len(k) :])
+        ),
+        None,
     )
 
 
@@ -158,17 +164,9 @@ def counted(question: str) -> re.Pattern[str] | None:
     if m and _NUMBERED.search(question):  # "포트 몇 번이야?": which port, not how many times
         return None
     if m:
-        word = _KO_PARTICLE.sub("", m.group(1)) or m.group(1)
-        reads = next(
-            (
-                r
-                for k, r in _KO_COUNTER_READS.items()
-                if word.startswith(k) and _KO_AFTER_COUNTER.fullmatch(word[len(k) :])
-            ),
-            None,
-        )
-        if reads is not None:
+        if (reads := _counter_read(m.group(1))) is not None:
             return re.compile(reads, re.I)
+        word = _KO_PARTICLE.sub("", m.group(1)) or m.group(1)
         counter = _KO_COPULA.sub("", word) or word  # "몇 개야?": 개, not 개야
         return re.compile(rf"\d\s*{re.escape(counter[:2])}")
     m = _COUNTER_EN.search(question)
