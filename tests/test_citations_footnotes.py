@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conftest import MakeWorkspace
@@ -141,6 +141,8 @@ def test_no_hash_no_markers(text: str) -> None:
 @given(st.lists(st.integers(min_value=0, max_value=999), max_size=8), st.text(max_size=40))
 def test_markers_are_the_bracket_hash_numbers_in_order(numbers: list[int], filler: str) -> None:
     filler = filler.replace("[", "(").replace("]", ")")
+    # ...unless written as a link's text, `[#11](https://…/issues/11)`: a note's issue link
+    assume(not re.match(r"\([^()\s]*\)", filler))
     text = filler.join(f"[#{n}]" for n in numbers)
     assert citations.markers(text) == list(dict.fromkeys(numbers))
 

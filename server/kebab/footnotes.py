@@ -45,7 +45,7 @@ from kebab.syntax import (
 # The model's citation marker: only `[#n]` counts (`[1]` and `vec![1]` are prose or code), and
 # never as a link's text: `see [#11](https://github.com/…/issues/11)`, an issue a note links to,
 # quoted by the extractive answerer, read as a marker naming no passage and the answer failed.
-MARKER = re.compile(r"\[#(\d{1,3})\](?!\()")
+MARKER = re.compile(r"\[#(\d{1,3})\](?!\([^()\s]*\))")
 
 # a line that ends citing a footnote, then only punctuation or closing emphasis
 _ENDS_CITED = re.compile(FOOTNOTE_LABEL.pattern + r"[\s.,;:!?)\]\"'*_…。]*$")

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { WIKILINK, wikiText } from "./excerpt";
 import type { Answer, Citation, RefusalReason } from "./protocol";
 
-const MARKER = /\[#(\d{1,3})\](?!\()/g; // not a link's text: `[#11](…/issues/11)` (server/kebab/footnotes.py)
+const MARKER = /\[#(\d{1,3})\](?!\([^()\s]*\))/g; // not a link's text: `[#11](…/issues/11)` (server/kebab/footnotes.py)
 
 /** The language of an answer's words for people (answer.v1 `lang`). */
 export type Lang = "en" | "ko";
