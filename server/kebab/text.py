@@ -324,9 +324,9 @@ def translated_words(question: str) -> list[frozenset[str]]:
     return [frozenset(cjk_terms(word)) for word in korean_for(latin, latin_terms)]
 
 
-def loanword_reads(question: str) -> list[tuple[str, re.Pattern[str]]]:
+def loanword_reads(question: str) -> list[re.Pattern[str]]:
     """A Korean question's longer words the glossary has no English for (three syllables or
-    more: `포스트그레스`, `쿠버네티스`), each with the pattern of the Latin terms it may be a
+    more: `포스트그레스`, `쿠버네티스`), each as the pattern of the Latin terms it may be a
     loanword of (`loanwords.latin_pattern`). Shorter words are left out: everyday words read as
     sounds match Latin terms by chance (`커서` cursor, `여러` error, `안에`)."""
     if not is_korean(question):
@@ -335,7 +335,7 @@ def loanword_reads(question: str) -> list[tuple[str, re.Pattern[str]]]:
     for word in korean_query_words(question).split():
         sounds = None if len(word) < 3 or english_for(word) else latin_pattern(word)
         if sounds is not None:
-            out.append((word, re.compile(sounds)))
+            out.append(re.compile(sounds))
     return out
 
 
@@ -347,7 +347,7 @@ def loanword_words(question: str, held: AbstractSet[str]) -> list[frozenset[str]
     reads = loanword_reads(question)
     latin = [t for t in held if t.isascii() and len(t) >= 4] if reads else []
     out = []
-    for _, pattern in reads:
+    for pattern in reads:
         if found := frozenset(t for t in latin if pattern.fullmatch(t)):
             out.append(found)
     return out
